@@ -1,0 +1,117 @@
+"""The one interface every game implements.
+
+A match is a sequence of pure steps: ``apply(state, {seat: action}) -> state``. Turn-based games are
+simultaneous games in which one seat acts. All chance follows from the seed given to
+``initial_state``; nothing here reads a clock, the network or a global random source.
+
+The contract for hidden information (after OpenSpiel's observers): two states that differ only in
+what a seat cannot see give that seat byte-identical ``view``s.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from referee.errors import RulesError
+
+JSON = Any
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """What a game is, independent of any match: the referee and the web pages read this."""
+
+    name: str
+    title: str
+    min_players: int
+    max_players: int
+    simultaneous: bool
+    hidden_information: bool
+    ranking: str  # "one_loser" or "ranked": how results enter ratings
+    description: str = ""
+
+    def to_json(self) -> dict[str, JSON]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "min_players": self.min_players,
+            "max_players": self.max_players,
+            "simultaneous": self.simultaneous,
+            "hidden_information": self.hidden_information,
+            "ranking": self.ranking,
+            "description": self.description,
+        }
+
+
+class Game(ABC):
+    """A game's rules. Instances are stateless; every method is a pure function of its arguments."""
+
+    spec: GameSpec
+
+    @abstractmethod
+    def initial_state(self, num_players: int, seed: int, params: Mapping[str, JSON] | None = None) -> Any:
+        """The state at the start of a match; every chance outcome follows from ``seed``."""
+
+    @abstractmethod
+    def to_act(self, state: Any) -> frozenset[int]:
+        """Seats that decide now; empty once the match is over."""
+
+    @abstractmethod
+    def decision(self, state: Any, seat: int) -> str:
+        """The kind of decision ``seat`` faces now (e.g. ``"choose_card"``)."""
+
+    @abstractmethod
+    def legal_actions(self, state: Any, seat: int) -> list[JSON]:
+        """Every legal action of ``seat`` as JSON values, in a stable order."""
+
+    @abstractmethod
+    def apply(self, state: Any, actions: Mapping[int, JSON]) -> Any:
+        """The next state. Never mutates ``state``; raises ``RulesError`` on an illegal or missing action."""
+
+    @abstractmethod
+    def is_terminal(self, state: Any) -> bool:
+        """True once the match is over."""
+
+    @abstractmethod
+    def result(self, state: Any) -> dict[str, list]:
+        """``{"ranks": [...], "scores": [...]}`` per seat; rank 1 is best, equal ranks share a placing."""
+
+    @abstractmethod
+    def view(self, state: Any, seat: int) -> dict[str, JSON]:
+        """JSON-safe view holding only what ``seat`` may know."""
+
+    @abstractmethod
+    def public_view(self, state: Any) -> dict[str, JSON]:
+        """JSON-safe view holding only what a spectator may know."""
+
+    @abstractmethod
+    def conservation(self, state: Any) -> dict[str, int]:
+        """Counts that no step may change (pieces, cards, stones): the conformance test checks them."""
+
+    def validate_players(self, num_players: int, params: Mapping[str, JSON] | None = None) -> None:
+        """Raise ``RulesError`` unless the game can be played by ``num_players``."""
+        if not self.spec.min_players <= num_players <= self.spec.max_players:
+            raise RulesError(
+                f"{self.spec.name} needs {self.spec.min_players}-{self.spec.max_players} players, "
+                f"got {num_players}"
+            )
+
+    def check_actions(self, state: Any, actions: Mapping[int, JSON]) -> None:
+        """Raise ``RulesError`` unless ``actions`` holds exactly one legal action per acting seat."""
+        acting = self.to_act(state)
+        if not acting:
+            raise RulesError("the match is over; no action is expected")
+        missing = sorted(acting - set(actions))
+        if missing:
+            raise RulesError(f"missing action for seat(s) {missing}")
+        extra = sorted(set(actions) - acting)
+        if extra:
+            raise RulesError(f"seat(s) {extra} may not act now; waiting for {sorted(acting)}")
+
+
+def competition_ranks(keys: list) -> list[int]:
+    """Standard competition ranks (1 = best) from per-seat sort keys where larger is better."""
+    return [1 + sum(1 for other in keys if other > mine) for mine in keys]
