@@ -122,7 +122,7 @@ class PiranhaPedro(Game):
         if state.phase == CHOOSE_CARD:
             commitments = {seat: self._parse_commitment(state, seat, a) for seat, a in actions.items()}
             return rounds.commit_and_reveal(new, commitments)
-        (seat, action), = actions.items()
+        (action,) = actions.values()
         if state.phase == TAKE_PIRANHA:
             return rounds.take_piranha(new, self._parse_piranha(state, action))
         return rounds.move_piranha(new, self._parse_piranha_move(state, action))
@@ -131,8 +131,11 @@ class PiranhaPedro(Game):
         count = rounds.commit_count(state, seat)
         cards = (action,) if count == 1 else tuple(action) if isinstance(action, list | tuple) else None
         hand = state.hands[seat]
-        if cards is None or len(cards) != count or len(set(cards)) != count or any(
-            not isinstance(c, str) or c not in hand for c in cards
+        if (
+            cards is None
+            or len(cards) != count
+            or not all(isinstance(c, str) and c in hand for c in cards)
+            or len(set(cards)) != count
         ):
             what = "one card" if count == 1 else f"a list of {count} different cards"
             raise RulesError(

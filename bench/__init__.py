@@ -1,0 +1,1 @@
+"""Benchmarks: each prints its figures and the ratio it is judged by (see docs/benchmarks.md)."""

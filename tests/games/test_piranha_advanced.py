@@ -1,0 +1,105 @@
+"""The Korean advanced variant: 6 logs, barrels after safe 3-arrow moves, round scoring, tiebreaks."""
+
+from __future__ import annotations
+
+from referee.games import get_game
+from tests.games.piranha_builders import ADVANCED, build, play
+
+GAME = get_game(ADVANCED)
+
+
+def _state(**fields):
+    defaults = {"players": 3, "sombrero": 0, "phase": "choose_card", "stones": [6, 6, 6]}
+    defaults.update(fields)
+    return build(ADVANCED, **defaults)
+
+
+def test_a_safe_three_arrow_move_draws_a_barrel_and_resolves_it_at_once() -> None:
+    """'3칸 이동 카드를 사용하고 페드로 말을 무사히 이동시켰다면, 배럴 토큰 1개를 무작위로 가져와 공개합니다.
+    그리고 공개한 배럴 토큰에 대한 행동을 즉시 수행합니다.' Default barrel (RECONSTRUCTION): gain 1 log."""
+    state = _state(pedro=(4, 4))
+    bag = state.barrel_bag
+    state = play(ADVANCED, state, {0: "W3", 1: "E1", 2: "S1"})
+    # W3 from the palm: (4,3), (4,2) sand, (4,1) water: 1 log laid, 1 log gained
+    assert state.stones[0] == 6
+    assert state.barrel_bag == bag[1:]
+    assert state.barrel_log == ((1, 0, bag[0], "logs"),)
+    assert GAME.public_view(state)["barrels_left"] == 26
+
+
+def test_a_three_arrow_move_that_falls_draws_no_barrel() -> None:
+    state = _state(pedro=(1, 4), board_stones=[(1, 4)])
+    state = play(ADVANCED, state, {0: "N3", 1: "E1", 2: "S1"})
+    assert state.phase == "take_piranha" and len(state.barrel_bag) == 27
+
+
+def test_shorter_moves_draw_no_barrel() -> None:
+    state = play(ADVANCED, _state(pedro=(4, 4)), {0: "W2", 1: "E2", 2: "S1"})
+    assert len(state.barrel_bag) == 27
+
+
+def test_no_barrel_when_none_are_left() -> None:
+    """'더 이상 남은 배럴 토큰이 없다면 가져갈 수 없습니다.'"""
+    state = _state(pedro=(4, 4), barrel_bag=())
+    state = play(ADVANCED, state, {0: "W3", 1: "E1", 2: "S1"})
+    assert state.stones[0] == 5 and state.barrel_log == ()
+
+
+def test_kept_barrels_score_like_unused_logs() -> None:
+    """RECONSTRUCTION, pluggable barrel table: a 'keep' barrel stays and scores at the round end."""
+    state = build(ADVANCED, players=3, sombrero=0, params={"barrels": [{"effect": "keep"}]}, stones=[6, 6, 6],
+                  phase="choose_card")
+    state = play(ADVANCED, state, {0: "W3", 1: "E1", 2: "S1"})
+    assert state.kept_barrels == (1, 0, 0)
+
+
+def test_round_end_turns_unused_logs_into_points_except_for_the_piranha_taker() -> None:
+    """'라운드 종료마다 ... 사용하지 않은 토큰을 모두 점수 토큰으로 교환합니다. 단, 이번 라운드에 피라니아
+    토큰을 받은 사람은 ... 점수가 되지 않습니다. 남은 모든 토큰을 버립니다.'"""
+    state = _state(pedro=(0, 4), board_stones=[(0, 4)], stones=[3, 5, 2], kept_barrels=[0, 1, 0], supply=60)
+    state = play(ADVANCED, state, {0: "E1", 1: "N1", 2: "S1"})
+    # E1 lays a log on (0,5); N1 sends Pedro off the board: seat 1 is guilty
+    state = play(ADVANCED, state, {1: [0, 0]})
+    assert state.scores == (2, 0, 2)
+    assert state.kept_barrels == (0, 0, 0)
+    # logs discarded to the supply, then refills for cards in hand: seat 0 lost E1 (5), seat 1 lost N1
+    # (5), seat 2 lost its unrevealed S1 (5)
+    assert state.stones == (5, 5, 5)
+    assert state.supply == 60 + 2 + 5 + 2 - 15
+
+
+def test_the_final_round_is_scored_too() -> None:
+    """Engine decision (documented, parameter score_final_round): the round that ends the game is a
+    round end, so its logs score before the totals are compared."""
+    state = _state(pedro=(0, 4), board_stones=[(0, 4)], stones=[3, 5, 2], scores=[1, 9, 0],
+                   taken=[[], [(10, 8), (0, 13), (2, 11)], []], piranhas=[(0, 0), (7, 12), (8, 2), (8, 13)])
+    state = play(ADVANCED, state, {0: "E1", 1: "N1", 2: "S1"})
+    state = play(ADVANCED, state, {1: [0, 0]})
+    assert GAME.is_terminal(state)
+    assert state.scores == (3, 9, 2)
+    assert GAME.result(state) == {"ranks": [2, 1, 3], "scores": [3, 9, 2]}
+    state = build(ADVANCED, players=3, sombrero=0, params={"score_final_round": False}, phase="choose_card",
+                  pedro=(0, 4),
+                  board_stones=[(0, 4)], stones=[3, 5, 2], scores=[1, 9, 0],
+                  taken=[[], [(10, 8), (0, 13), (2, 11)], []], piranhas=[(0, 0), (7, 12), (8, 2), (8, 13)])
+    state = play(ADVANCED, play(ADVANCED, state, {0: "E1", 1: "N1", 2: "S1"}), {1: [0, 0]})
+    assert state.scores == (1, 9, 0)
+
+
+def test_highest_score_wins_ties_go_to_the_larger_printed_log_sum_then_shared() -> None:
+    """'가장 점수가 높은 플레이어가 승리합니다. 동점일 경우, 남아있는 카드에 그려진 통나무 토큰 그림의 합이
+    더 큰 사람이 이깁니다. 그마저도 같다면, 승리의 기쁨을 함께 누리세요.' DECISIONS: n1 + 0.5 * n2."""
+    hands = [
+        {"N1", "N2", "E2"},  # 1 + 0.5 + 0.5 = 2
+        {"N1", "E1", "N3"},  # 2
+        {"N1", "N2", "N3"},  # 1.5
+        {"N1"},  # 1, but the highest score
+    ]
+    state = build(ADVANCED, players=4, scores=[5, 5, 5, 6], hands=hands, phase="over")
+    assert GAME.result(state) == {"ranks": [2, 2, 4, 1], "scores": [5, 5, 5, 6]}
+
+
+def test_the_game_ends_as_in_the_basic_game() -> None:
+    """'한 플레이어가 피라니아 토큰을 2개 또는 3개 받는 순간 게임은 종료됩니다.'"""
+    assert GAME.initial_state(3, 1).rules.loss_threshold == 3
+    assert GAME.initial_state(4, 1).rules.loss_threshold == 2
