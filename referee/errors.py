@@ -18,6 +18,16 @@ class RulesError(ArenaError, ValueError):
     """An action, a setup or a parameter that the game's rules do not allow."""
 
 
+class BotFault(ArenaError):
+    """A bot's answer could not be used. ``kind`` is a ``referee.faults.FaultKind`` value."""
+
+    def __init__(self, kind: str, message: str, excerpt: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.excerpt = excerpt
+
+
 class ReplayMismatch(ArenaError):
     """A recorded match differs from what the engine computes from the same seed and actions."""
 

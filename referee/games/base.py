@@ -10,6 +10,7 @@ what a seat cannot see give that seat byte-identical ``view``s.
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ class GameSpec:
     hidden_information: bool
     ranking: str  # "one_loser" or "ranked": how results enter ratings
     description: str = ""
+    engine_version: str = "1"  # bumped whenever a rules change could alter a recorded match
 
     def to_json(self) -> dict[str, JSON]:
         return {
@@ -43,6 +45,7 @@ class GameSpec:
             "hidden_information": self.hidden_information,
             "ranking": self.ranking,
             "description": self.description,
+            "engine_version": self.engine_version,
         }
 
 
@@ -91,6 +94,16 @@ class Game(ABC):
     def conservation(self, state: Any) -> dict[str, int]:
         """Counts that no step may change (pieces, cards, stones): the conformance test checks them."""
 
+    def canonical_action(self, state: Any, seat: int, action: JSON) -> JSON:
+        """The engine's own value of the legal action equal (as JSON) to ``action``; ``RulesError`` if
+        there is none. Used to vet a bot's answer before ``apply``. Games whose actions contain lists
+        in which order carries no meaning override this to canonicalise first."""
+        legal = self.legal_actions(state, seat)
+        for candidate in legal:
+            if candidate == action and _same_json(candidate, action):
+                return candidate
+        raise RulesError(f"{_short(action)} is not a legal action for seat {seat} now")
+
     def validate_players(self, num_players: int, params: Mapping[str, JSON] | None = None) -> None:
         """Raise ``RulesError`` unless the game can be played by ``num_players``."""
         if not self.spec.min_players <= num_players <= self.spec.max_players:
@@ -110,6 +123,22 @@ class Game(ABC):
         extra = sorted(set(actions) - acting)
         if extra:
             raise RulesError(f"seat(s) {extra} may not act now; waiting for {sorted(acting)}")
+
+
+def _same_json(a: JSON, b: JSON) -> bool:
+    """Equal as JSON text: 1 and 1.0 and true differ here although Python calls them equal."""
+    try:
+        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    except (TypeError, ValueError):
+        return False
+
+
+def _short(value: JSON) -> str:
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 120 else text[:120] + "…"
 
 
 def competition_ranks(keys: list) -> list[int]:

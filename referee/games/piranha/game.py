@@ -35,6 +35,7 @@ class PiranhaPedro(Game):
             hidden_information=True,
             ranking="ranked" if advanced else "one_loser",
             description=_DESCRIPTIONS[(edition, advanced)],
+            engine_version=ENGINE_VERSION,
         )
 
     # -- setup ---------------------------------------------------------------------------------

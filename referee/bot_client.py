@@ -1,0 +1,189 @@
+"""One bot seat's HTTP client: signed requests, a hard deadline, a response size cap, no redirects.
+
+``start_call`` hands the request to a worker thread and returns at once, so the referee can ask
+several seats concurrently; ``PendingCall.wait`` returns by the call's deadline whatever the bot does
+(silent, slow, dripping, huge, garbage): nothing a bot sends raises out of here.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from concurrent.futures import Executor, Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+
+from referee import protocol
+from referee.bot_transport import AddressGuard, ConnectionTracker, Resolver, bot_session, resolve
+from referee.errors import UnsafeURL
+from referee.faults import Fault, FaultKind, excerpt
+from referee.url_guard import check_url_shape
+
+CHUNK = 16 * 1024
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What came back: parsed JSON, or the fault that prevented it."""
+
+    data: Any
+    latency_ms: float
+    fault: Fault | None = None
+    status: int | None = None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_json(body: bytes) -> Any:
+    """Strict JSON: no NaN/Infinity; deep nesting and giant numbers are errors, not crashes."""
+    return json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
+
+
+class BotClient:
+    """Talks to one bot for one seat over one kept-alive connection."""
+
+    def __init__(
+        self,
+        url: str,
+        secret: str = "",
+        max_response_bytes: int = 64 * 1024,
+        guard: AddressGuard | None = None,
+        resolver: Resolver = resolve,
+    ) -> None:
+        self.url = check_url_shape(url)
+        self.secret = secret
+        self.max_response_bytes = max_response_bytes
+        self.tracker = ConnectionTracker()
+        self.session = bot_session(self.tracker, guard, resolver)
+        self._busy = threading.Lock()  # one request at a time on this seat's connection
+
+    def close(self) -> None:
+        self.tracker.abort()
+        self.session.close()
+
+    def start_call(
+        self, pool: Executor, method: str, path: str, body: bytes | None, headers: dict[str, str], budget_s: float
+    ) -> PendingCall:
+        started = time.perf_counter()
+        deadline = started + max(budget_s, 0.0)
+        future = pool.submit(self._perform, method, path, body, headers, deadline)
+        return PendingCall(self, future, started, deadline)
+
+    def call(self, pool: Executor, method: str, path: str, body: bytes | None, headers: dict[str, str],
+             budget_s: float) -> Reply:
+        return self.start_call(pool, method, path, body, headers, budget_s).wait()
+
+    def signed_headers(self, match_id: str, turn: int, body: bytes) -> dict[str, str]:
+        return protocol.headers(match_id, turn, self.secret, body)
+
+    # -- runs in a worker thread -------------------------------------------------------------------
+    def _perform(self, method: str, path: str, body: bytes | None, headers: dict[str, str], deadline: float) -> Reply:
+        with self._busy:
+            t0 = time.perf_counter()
+            try:
+                return self._exchange(method, path, body, headers, t0, deadline)
+            except Exception as exc:  # the last line of defence: a bot can never crash the referee
+                return _fault(FaultKind.CONNECTION, f"unexpected failure: {exc!r}", t0)
+
+    def _exchange(self, method: str, path: str, body: bytes | None, headers: dict[str, str], t0: float,
+                  deadline: float) -> Reply:
+        remaining = deadline - t0
+        if remaining <= 0:
+            return _fault(FaultKind.TIMEOUT, "no time left for this call", t0)
+        try:
+            response = self.session.request(
+                method, self.url + path, data=body, headers=headers, timeout=(remaining, remaining),
+                stream=True, allow_redirects=False,
+            )
+        except UnsafeURL as exc:
+            return _fault(FaultKind.UNSAFE_URL, str(exc), t0)
+        except requests.exceptions.ConnectionError as exc:
+            if isinstance(exc.__context__, UnsafeURL) or "refused to contact" in str(exc):
+                return _fault(FaultKind.UNSAFE_URL, _unsafe_message(exc), t0)
+            return self._network_fault(exc, t0, deadline)
+        except (requests.exceptions.RequestException, OSError) as exc:
+            return self._network_fault(exc, t0, deadline)
+        with response:
+            return self._read(response, t0, deadline)
+
+    def _read(self, response: requests.Response, t0: float, deadline: float) -> Reply:
+        status = response.status_code
+        try:
+            if not 200 <= status < 300:
+                head = response.raw.read(200, decode_content=False) if status < 300 or status >= 400 else b""
+                location = response.headers.get("Location")
+                note = f" (redirect to {location!r} not followed)" if location else ""
+                return _fault(FaultKind.HTTP_STATUS, f"HTTP {status}{note}", t0, head, status)
+            declared = response.headers.get("Content-Length")
+            if declared is not None and declared.isdigit() and int(declared) > self.max_response_bytes:
+                return _fault(FaultKind.TOO_LARGE, f"declared {declared} bytes, cap {self.max_response_bytes}",
+                              t0, status=status)
+            data = bytearray()
+            for chunk in response.iter_content(CHUNK):
+                data += chunk
+                if len(data) > self.max_response_bytes:
+                    return _fault(FaultKind.TOO_LARGE, f"more than {self.max_response_bytes} bytes", t0,
+                                  bytes(data[:200]), status)
+        except (requests.exceptions.RequestException, OSError) as exc:
+            return self._network_fault(exc, t0, deadline)
+        except Exception as exc:  # urllib3 protocol errors surface under several names
+            return self._network_fault(exc, t0, deadline)
+        latency_ms = (time.perf_counter() - t0) * 1000
+        if time.perf_counter() > deadline:
+            return Reply(None, latency_ms, Fault(FaultKind.TIMEOUT, "answer completed after the deadline",
+                                                 latency_ms, excerpt(bytes(data))), status)
+        try:
+            parsed = parse_json(bytes(data))
+        except (ValueError, RecursionError) as exc:
+            return Reply(None, latency_ms, Fault(FaultKind.BAD_JSON, f"not JSON: {exc}"[:300], latency_ms,
+                                                 excerpt(bytes(data))), status)
+        return Reply(parsed, latency_ms, None, status)
+
+    def _network_fault(self, exc: BaseException, t0: float, deadline: float) -> Reply:
+        if time.perf_counter() >= deadline or isinstance(exc, requests.exceptions.Timeout):
+            return _fault(FaultKind.TIMEOUT, "no complete answer before the deadline", t0)
+        return _fault(FaultKind.CONNECTION, _short(exc), t0)
+
+
+class PendingCall:
+    """A call in flight; ``wait`` returns by its deadline, cutting the connection if it must."""
+
+    def __init__(self, client: BotClient, future: Future[Reply], started: float, deadline: float) -> None:
+        self.client = client
+        self.future = future
+        self.started = started
+        self.deadline = deadline
+
+    def wait(self) -> Reply:
+        try:
+            return self.future.result(timeout=max(self.deadline - time.perf_counter(), 0.0))
+        except FutureTimeout:
+            self.client.tracker.abort()
+            self.future.cancel()
+            return _fault(FaultKind.TIMEOUT, "no complete answer before the deadline", self.started)
+
+
+def _fault(kind: FaultKind, message: str, t0: float, evidence: bytes | None = None,
+           status: int | None = None) -> Reply:
+    latency_ms = (time.perf_counter() - t0) * 1000
+    return Reply(None, latency_ms, Fault(kind, message, latency_ms, excerpt(evidence)), status)
+
+
+def _short(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= 300 else text[:300] + "…"
+
+
+def _unsafe_message(exc: BaseException) -> str:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, UnsafeURL):
+            return str(seen)
+        seen = seen.__context__ or seen.__cause__
+    return _short(exc)

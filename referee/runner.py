@@ -1,0 +1,262 @@
+"""Play one match of any registered game against bots over HTTP: the only code that talks to bots.
+
+The walk: ``/start`` to every seat at once -> for each step, ask every acting seat at once (each gets
+only its own view), wait for all, record a commitment per choice, only then apply -> ``/end`` to
+every seat. A fault (timeout, bad answer, illegal action, ...) is recorded, the seat plays a seeded
+random legal action and gets a strike; at the strike limit the bot forfeits and takes the worst
+placing while the match goes on for the others. The outcome is one replay document.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from referee import commitments, protocol
+from referee.bot_client import BotClient, PendingCall, Reply
+from referee.bot_transport import AddressGuard, Resolver, resolve
+from referee.errors import RulesError, UnsafeURL
+from referee.faults import Fault, FaultKind, excerpt
+from referee.games import get_game
+from referee.games.base import Game
+from referee.protocol import TimeControls
+from referee.replay import REPLAY_FORMAT, default_action
+from referee.results import final_result
+
+UNREACHABLE = (FaultKind.CONNECTION, FaultKind.TIMEOUT, FaultKind.UNSAFE_URL)
+StepHook = Callable[[int, list[dict[str, Any]]], None]
+
+
+@dataclass
+class BotSpec:
+    """Who sits in a seat: where to reach it and how to sign for it."""
+
+    url: str
+    secret: str = ""
+    name: str = ""
+    bot_id: Any = None
+
+    def public(self, seat: int) -> dict[str, Any]:
+        """What other seats and the replay may know: never the URL or the secret."""
+        return {"seat": seat, "name": self.name or f"seat {seat}", "bot_id": self.bot_id}
+
+
+@dataclass
+class Seat:
+    seat: int
+    spec: BotSpec
+    client: BotClient | None
+    bank_ms: float
+    strikes: int = 0
+    forfeited: bool = False
+    last_latency_ms: float | None = None
+    faults: list[dict[str, Any]] = field(default_factory=list)
+
+    def record(self, fault: Fault, turn: int, path: str) -> None:
+        self.faults.append({"turn": turn, "path": path, **fault.to_json()})
+
+
+def play_match(
+    game_name: str,
+    bots: Sequence[BotSpec],
+    seed: int,
+    params: dict[str, Any] | None = None,
+    time_controls: TimeControls | None = None,
+    match_id: str | None = None,
+    guard: AddressGuard | None = None,
+    resolver: Resolver = resolve,
+    on_step: StepHook | None = None,
+) -> dict[str, Any]:
+    """Play a whole match and return its replay document. Raises only for a bad setup (unknown
+    game, wrong player count, bad params), never because of anything a bot does."""
+    game = get_game(game_name)
+    tc = time_controls or TimeControls()
+    params = dict(params or {})
+    state = game.initial_state(len(bots), seed, params)
+    match_id = match_id or uuid.uuid4().hex
+    salt = commitments.new_salt()
+    seats = [_open_seat(i, spec, tc, guard, resolver) for i, spec in enumerate(bots)]
+    started_at = _now()
+    steps: list[dict[str, Any]] = []
+    pool = ThreadPoolExecutor(max_workers=2 * len(seats), thread_name_prefix=f"match-{match_id[:8]}")
+    try:
+        _start(game, seats, pool, match_id, params, tc)
+        turn = 0
+        while not game.is_terminal(state):
+            turn += 1
+            decisions, actions = _step(game, state, seats, pool, match_id, seed, turn, tc, salt)
+            steps.append({"turn": turn, "decisions": decisions})
+            if on_step is not None:
+                on_step(turn, decisions)
+            state = game.apply(state, actions)
+        result = final_result(game.result(state), [s.seat for s in seats if s.forfeited])
+        _end(game, seats, pool, match_id, result, tc, turn)
+    finally:
+        for seat in seats:
+            if seat.client is not None:
+                seat.client.close()
+        # Never wait for a bot: a worker still blocked on a cut connection finishes on its own.
+        pool.shutdown(wait=False, cancel_futures=True)
+    return {
+        "format": REPLAY_FORMAT,
+        "match_id": match_id,
+        "game": game.spec.name,
+        "engine_version": game.spec.engine_version,
+        "params": params,
+        "seed": seed,
+        "players": [seat.spec.public(seat.seat) for seat in seats],
+        "time_controls": tc.to_json(),
+        "started_at": started_at,
+        "finished_at": _now(),
+        "commitment_scheme": commitments.SCHEME,
+        "steps": steps,
+        "result": result,
+        "faults": [{"seat": s.seat, **f} for s in seats for f in s.faults],
+        "final_view": game.public_view(state),
+        "salt": salt,
+    }
+
+
+def _open_seat(i: int, spec: BotSpec, tc: TimeControls, guard: AddressGuard | None, resolver: Resolver) -> Seat:
+    try:
+        client = BotClient(spec.url, spec.secret, tc.max_response_bytes, guard, resolver)
+    except UnsafeURL as exc:
+        seat = Seat(i, spec, None, tc.time_bank_ms, forfeited=True)
+        seat.record(Fault(FaultKind.UNSAFE_URL, str(exc), 0.0), 0, "/start")
+        return seat
+    return Seat(i, spec, client, tc.time_bank_ms)
+
+
+def _start(game: Game, seats: list[Seat], pool: ThreadPoolExecutor, match_id: str, params: dict,
+           tc: TimeControls) -> None:
+    """Tell every bot about the match; a bot that cannot be reached forfeits at once."""
+    players = [seat.spec.public(seat.seat) for seat in seats]
+    pending: dict[int, PendingCall] = {}
+    for seat in seats:
+        if seat.client is None:
+            continue
+        body = protocol.encode(protocol.start_body(match_id, game.spec.name, params, seat.seat, players, tc))
+        headers = seat.client.signed_headers(match_id, 0, body)
+        pending[seat.seat] = seat.client.start_call(pool, "POST", "/start", body, headers, tc.start_ms / 1000)
+    for index, call in pending.items():
+        seat, reply = seats[index], call.wait()
+        if reply.fault is not None:
+            seat.record(reply.fault, 0, "/start")
+            if reply.fault.kind in UNREACHABLE:
+                seat.forfeited = True
+            else:
+                _strike(seat, tc)
+
+
+def _step(game: Game, state: Any, seats: list[Seat], pool: ThreadPoolExecutor, match_id: str, seed: int,
+          turn: int, tc: TimeControls, salt: str) -> tuple[list[dict[str, Any]], dict[int, Any]]:
+    """Ask every acting seat at once; nothing is applied until every choice is in and committed."""
+    acting = sorted(game.to_act(state))
+    asked: dict[int, tuple[str, dict, list, PendingCall | None]] = {}
+    for index in acting:
+        seat = seats[index]
+        decision = game.decision(state, index)
+        view = game.view(state, index)
+        legal = game.legal_actions(state, index)
+        call = None
+        if not seat.forfeited and seat.client is not None:
+            body = protocol.encode(protocol.act_body(
+                match_id, game.spec.name, index, turn, decision, tc.decision_ms, int(seat.bank_ms), view, legal,
+                seat.last_latency_ms,
+            ))
+            headers = seat.client.signed_headers(match_id, turn, body)
+            budget_s = (tc.decision_ms + seat.bank_ms) / 1000
+            call = seat.client.start_call(pool, "POST", "/act", body, headers, budget_s)
+        asked[index] = (decision, view, legal, call)
+    decisions, actions = [], {}
+    for index in acting:
+        decision, view, legal, call = asked[index]
+        seat = seats[index]
+        record: dict[str, Any] = {"seat": index, "decision": decision, "view": view}
+        if call is None:
+            action, fault, latency = default_action(seed, turn, index, legal), None, None
+            record["forfeited"] = True
+        else:
+            reply = call.wait()
+            latency = reply.latency_ms
+            action, fault = _vet(game, state, index, turn, reply)
+            _spend(seat, latency, tc)
+            seat.last_latency_ms = latency
+            if fault is not None:
+                seat.record(fault, turn, "/act")
+                _strike(seat, tc)
+                action = default_action(seed, turn, index, legal)
+        record.update({
+            "action": action,
+            "default": fault is not None or call is None,
+            "latency_ms": None if latency is None else round(latency, 3),
+            "fault": None if fault is None else fault.to_json(),
+            "commitment": commitments.commitment(salt, turn, index, action),
+        })
+        decisions.append(record)
+        actions[index] = action
+    return decisions, actions
+
+
+def _vet(game: Game, state: Any, seat: int, turn: int, reply: Reply) -> tuple[Any, Fault | None]:
+    """The bot's action as the engine's own legal value, or the fault that rules it out."""
+    if reply.fault is not None:
+        return None, reply.fault
+    data, latency = reply.data, reply.latency_ms
+    if not isinstance(data, dict) or "action" not in data:
+        return None, Fault(FaultKind.WRONG_SHAPE, 'expected a JSON object {"action": ...}', latency,
+                           _excerpt(data))
+    if "turn" in data and data["turn"] != turn:
+        return None, Fault(FaultKind.WRONG_TURN, f"answered turn {data['turn']!r} when asked turn {turn}",
+                           latency, _excerpt(data))
+    try:
+        return game.canonical_action(state, seat, data["action"]), None
+    except RulesError as exc:
+        return None, Fault(FaultKind.ILLEGAL, str(exc)[:300], latency, _excerpt(data["action"]))
+    except Exception as exc:  # a game's check must never let a bot crash the match
+        return None, Fault(FaultKind.ILLEGAL, f"unusable action: {exc!r}"[:300], latency, _excerpt(data))
+
+
+def _spend(seat: Seat, latency_ms: float, tc: TimeControls) -> None:
+    """Overruns of the per-decision limit draw down the bank."""
+    over = latency_ms - tc.decision_ms
+    if over > 0:
+        seat.bank_ms = max(0.0, seat.bank_ms - over)
+
+
+def _strike(seat: Seat, tc: TimeControls) -> None:
+    seat.strikes += 1
+    if tc.strike_limit and seat.strikes >= tc.strike_limit:
+        seat.forfeited = True
+
+
+def _end(game: Game, seats: list[Seat], pool: ThreadPoolExecutor, match_id: str, result: dict[str, Any],
+         tc: TimeControls, turn: int) -> None:
+    """Tell every reachable bot how it went; failures here are recorded but change nothing."""
+    pending: dict[int, PendingCall] = {}
+    for seat in seats:
+        if seat.client is None or any(f["path"] == "/start" and f["kind"] in UNREACHABLE for f in seat.faults):
+            continue
+        body = protocol.encode(protocol.end_body(match_id, game.spec.name, seat.seat, result, result["forfeited"]))
+        headers = seat.client.signed_headers(match_id, turn, body)
+        pending[seat.seat] = seat.client.start_call(pool, "POST", "/end", body, headers, tc.start_ms / 1000)
+    for index, call in pending.items():
+        reply = call.wait()
+        if reply.fault is not None:
+            seats[index].record(reply.fault, turn, "/end")
+
+
+def _excerpt(value: Any) -> str:
+    try:
+        return excerpt(commitments.canonical_json(value))
+    except (TypeError, ValueError):
+        return excerpt(repr(value))
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+

@@ -1,0 +1,204 @@
+"""Misbehaving bots: real servers on loopback that break the protocol in every way we know of.
+
+Each behaviour is a function of the parsed request; the server speaks raw HTTP/1.1 over sockets so
+that it can also drip bytes, lie about lengths and hang up mid-body.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import socketserver
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+Behaviour = Callable[["Request", socket.socket], None]
+
+
+class Request:
+    def __init__(self, method: str, path: str, headers: dict[str, str], body: bytes) -> None:
+        self.method, self.path, self.headers, self.body = method, path, headers, body
+
+    def json(self) -> Any:
+        return json.loads(self.body) if self.body else None
+
+
+def http_response(status: int, body: bytes, extra: str = "", length: int | None = None) -> bytes:
+    length = len(body) if length is None else length
+    head = (f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n{extra}"
+            f"\r\n").encode()
+    return head + body
+
+
+def ok(sock: socket.socket, payload: Any) -> None:
+    sock.sendall(http_response(200, json.dumps(payload).encode()))
+
+
+def first_legal(req: Request) -> Any:
+    return req.json()["legal_actions"][0]
+
+
+def polite(req: Request, sock: socket.socket) -> None:
+    """A correct bot: the first legal action, at once."""
+    if req.method == "GET":
+        ok(sock, {"apiversion": "1", "name": "polite", "author": "zoo", "version": "1", "games": ["*"]})
+    elif req.path == "/act":
+        ok(sock, {"action": first_legal(req)})
+    else:
+        ok(sock, {"ok": True})
+
+
+def on_act(behaviour: Behaviour) -> Behaviour:
+    """Misbehave on /act only; answer /start, /end and GET / politely."""
+
+    def handler(req: Request, sock: socket.socket) -> None:
+        (behaviour if req.path == "/act" else polite)(req, sock)
+
+    return handler
+
+
+def silent(req: Request, sock: socket.socket) -> None:
+    """Reads the request and never answers."""
+    time.sleep(3600)
+
+
+def late(delay_s: float) -> Behaviour:
+    def handler(req: Request, sock: socket.socket) -> None:
+        time.sleep(delay_s)
+        polite(req, sock)
+
+    return handler
+
+
+def drip(every_s: float = 0.05) -> Behaviour:
+    """A valid answer, one byte at a time."""
+
+    def handler(req: Request, sock: socket.socket) -> None:
+        for byte in http_response(200, json.dumps({"action": first_legal(req)}).encode() + b" " * 200):
+            sock.sendall(bytes([byte]))
+            time.sleep(every_s)
+
+    return handler
+
+
+def huge(req: Request, sock: socket.socket) -> None:
+    """50 MB of body (the size is declared honestly)."""
+    size = 50 * 1024 * 1024
+    sock.sendall(http_response(200, b"", length=size))
+    chunk = b"[" * 65536
+    for _ in range(size // len(chunk)):
+        sock.sendall(chunk)
+
+
+def huge_undeclared(req: Request, sock: socket.socket) -> None:
+    """A big body without Content-Length (chunked), so the cap must be enforced while reading."""
+    sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+    chunk = b"1" * 32768
+    for _ in range(200):
+        sock.sendall(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+    sock.sendall(b"0\r\n\r\n")
+
+
+def huge_redirect(req: Request, sock: socket.socket) -> None:
+    """A redirect whose body never ends: must not be read, let alone followed."""
+    sock.sendall(http_response(302, b"", "Location: http://127.0.0.1:9/\r\n", length=1 << 40))
+    chunk = b"x" * 65536
+    while True:
+        sock.sendall(chunk)
+
+
+def garbage(req: Request, sock: socket.socket) -> None:
+    sock.sendall(http_response(200, b"{this is not json"))
+
+
+def wrong_shape(req: Request, sock: socket.socket) -> None:
+    ok(sock, {"move": first_legal(req)})
+
+
+def illegal(req: Request, sock: socket.socket) -> None:
+    ok(sock, {"action": "definitely not a legal action"})
+
+
+def wrong_turn(req: Request, sock: socket.socket) -> None:
+    ok(sock, {"action": first_legal(req), "turn": req.json()["turn"] - 1})
+
+
+def status(code: int, extra: str = "") -> Behaviour:
+    def handler(req: Request, sock: socket.socket) -> None:
+        sock.sendall(http_response(code, b'{"error": "nope"}', extra))
+
+    return handler
+
+
+def close_mid_body(req: Request, sock: socket.socket) -> None:
+    sock.sendall(http_response(200, b'{"action": ', length=200))
+    sock.shutdown(socket.SHUT_RDWR)
+
+
+def hang_up(req: Request, sock: socket.socket) -> None:
+    """Closes the connection without a word."""
+    sock.shutdown(socket.SHUT_RDWR)
+
+
+class _Handler(socketserver.BaseRequestHandler):
+    server: ZooServer
+
+    def handle(self) -> None:
+        sock: socket.socket = self.request
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        reader = sock.makefile("rb")
+        try:
+            while True:
+                line = reader.readline(65536)
+                if not line:
+                    return
+                method, path, _ = line.decode().split(" ", 2)
+                headers = {}
+                while (line := reader.readline(65536)) not in (b"\r\n", b"\n", b""):
+                    key, _, value = line.decode().partition(":")
+                    headers[key.strip().lower()] = value.strip()
+                body = reader.read(int(headers.get("content-length", 0)))
+                req = Request(method, path, headers, body)
+                self.server.requests.append(req)
+                self.server.behaviour(req, sock)
+        except (OSError, ValueError):
+            return
+
+
+class ZooServer(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    block_on_close = False
+
+    def __init__(self, behaviour: Behaviour) -> None:
+        self.behaviour = behaviour
+        self.requests: list[Request] = []
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+    def paths(self) -> list[str]:
+        return [r.path for r in self.requests]
+
+
+@contextmanager
+def zoo_bot(behaviour: Behaviour) -> Iterator[ZooServer]:
+    server = ZooServer(behaviour)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def closed_port() -> int:
+    """A loopback port with nothing listening."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
