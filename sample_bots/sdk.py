@@ -71,7 +71,7 @@ class BotRequestHandler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
     server: BotServer
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's signature
+    def log_message(self, format: str, *args: Any) -> None:
         if self.server.verbose:
             super().log_message(format, *args)
 
