@@ -22,6 +22,7 @@ from referee.bot_transport import AddressGuard, ConnectionTracker, Resolver, bot
 from referee.errors import UnsafeURL
 from referee.faults import Fault, FaultKind, excerpt
 from referee.url_guard import check_url_shape
+from referee.watchdog import Watchdog
 
 CHUNK = 16 * 1024
 
@@ -75,9 +76,16 @@ class BotClient:
         future = pool.submit(self._perform, method, path, body, headers, deadline)
         return PendingCall(self, future, started, deadline)
 
-    def call(self, pool: Executor, method: str, path: str, body: bytes | None, headers: dict[str, str],
+    def call(self, watchdog: Watchdog, method: str, path: str, body: bytes | None, headers: dict[str, str],
              budget_s: float) -> Reply:
-        return self.start_call(pool, method, path, body, headers, budget_s).wait()
+        """Make the call in this thread; the watchdog cuts the connection at the deadline."""
+        started = time.perf_counter()
+        deadline = started + max(budget_s, 0.0)
+        entry = watchdog.arm(deadline, self.tracker)
+        try:
+            return self._perform(method, path, body, headers, deadline)
+        finally:
+            watchdog.disarm(entry)
 
     def signed_headers(self, match_id: str, turn: int, body: bytes) -> dict[str, str]:
         return protocol.headers(match_id, turn, self.secret, body)
@@ -187,3 +195,32 @@ def _unsafe_message(exc: BaseException) -> str:
             return str(seen)
         seen = seen.__context__ or seen.__cause__
     return _short(exc)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request to make to one seat's bot."""
+
+    client: BotClient
+    method: str
+    path: str
+    body: bytes | None
+    headers: dict[str, str]
+    budget_s: float
+
+
+class Asker:
+    """Makes a batch of calls at once: a lone call runs in the caller's thread under the watchdog,
+    several run concurrently on the pool; either way every reply is back by its own deadline."""
+
+    def __init__(self, pool: Executor, watchdog: Watchdog) -> None:
+        self.pool = pool
+        self.watchdog = watchdog
+
+    def ask(self, calls: dict[int, Call]) -> dict[int, Reply]:
+        if len(calls) == 1:
+            ((seat, c),) = calls.items()
+            return {seat: c.client.call(self.watchdog, c.method, c.path, c.body, c.headers, c.budget_s)}
+        pending = {seat: c.client.start_call(self.pool, c.method, c.path, c.body, c.headers, c.budget_s)
+                   for seat, c in calls.items()}
+        return {seat: p.wait() for seat, p in pending.items()}

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from referee import commitments, protocol
-from referee.bot_client import BotClient, PendingCall, Reply
+from referee.bot_client import Asker, BotClient, Call, Reply
 from referee.bot_transport import AddressGuard, Resolver, resolve
 from referee.errors import RulesError, UnsafeURL
 from referee.faults import Fault, FaultKind, excerpt
@@ -26,6 +26,7 @@ from referee.games.base import Game
 from referee.protocol import TimeControls
 from referee.replay import REPLAY_FORMAT, default_action
 from referee.results import final_result
+from referee.watchdog import Watchdog
 
 UNREACHABLE = (FaultKind.CONNECTION, FaultKind.TIMEOUT, FaultKind.UNSAFE_URL)
 StepHook = Callable[[int, list[dict[str, Any]]], None]
@@ -83,24 +84,27 @@ def play_match(
     started_at = _now()
     steps: list[dict[str, Any]] = []
     pool = ThreadPoolExecutor(max_workers=2 * len(seats), thread_name_prefix=f"match-{match_id[:8]}")
+    watchdog = Watchdog()
+    asker = Asker(pool, watchdog)
     try:
-        _start(game, seats, pool, match_id, params, tc)
+        _start(game, seats, asker, match_id, params, tc)
         turn = 0
         while not game.is_terminal(state):
             turn += 1
-            decisions, actions = _step(game, state, seats, pool, match_id, seed, turn, tc, salt)
+            decisions, actions = _step(game, state, seats, asker, match_id, seed, turn, tc, salt)
             steps.append({"turn": turn, "decisions": decisions})
             if on_step is not None:
                 on_step(turn, decisions)
             state = game.apply(state, actions)
         result = final_result(game.result(state), [s.seat for s in seats if s.forfeited])
-        _end(game, seats, pool, match_id, result, tc, turn)
+        _end(game, seats, asker, match_id, result, tc, turn)
     finally:
         for seat in seats:
             if seat.client is not None:
                 seat.client.close()
         # Never wait for a bot: a worker still blocked on a cut connection finishes on its own.
         pool.shutdown(wait=False, cancel_futures=True)
+        watchdog.close()
     return {
         "format": REPLAY_FORMAT,
         "match_id": match_id,
@@ -131,19 +135,17 @@ def _open_seat(i: int, spec: BotSpec, tc: TimeControls, guard: AddressGuard | No
     return Seat(i, spec, client, tc.time_bank_ms)
 
 
-def _start(game: Game, seats: list[Seat], pool: ThreadPoolExecutor, match_id: str, params: dict,
-           tc: TimeControls) -> None:
+def _start(game: Game, seats: list[Seat], asker: Asker, match_id: str, params: dict, tc: TimeControls) -> None:
     """Tell every bot about the match; a bot that cannot be reached forfeits at once."""
     players = [seat.spec.public(seat.seat) for seat in seats]
-    pending: dict[int, PendingCall] = {}
+    calls = {}
     for seat in seats:
-        if seat.client is None:
-            continue
-        body = protocol.encode(protocol.start_body(match_id, game.spec.name, params, seat.seat, players, tc))
-        headers = seat.client.signed_headers(match_id, 0, body)
-        pending[seat.seat] = seat.client.start_call(pool, "POST", "/start", body, headers, tc.start_ms / 1000)
-    for index, call in pending.items():
-        seat, reply = seats[index], call.wait()
+        if seat.client is not None:
+            body = protocol.encode(protocol.start_body(match_id, game.spec.name, params, seat.seat, players, tc))
+            headers = seat.client.signed_headers(match_id, 0, body)
+            calls[seat.seat] = Call(seat.client, "POST", "/start", body, headers, tc.start_ms / 1000)
+    for index, reply in asker.ask(calls).items():
+        seat = seats[index]
         if reply.fault is not None:
             seat.record(reply.fault, 0, "/start")
             if reply.fault.kind in UNREACHABLE:
@@ -152,36 +154,35 @@ def _start(game: Game, seats: list[Seat], pool: ThreadPoolExecutor, match_id: st
                 _strike(seat, tc)
 
 
-def _step(game: Game, state: Any, seats: list[Seat], pool: ThreadPoolExecutor, match_id: str, seed: int,
-          turn: int, tc: TimeControls, salt: str) -> tuple[list[dict[str, Any]], dict[int, Any]]:
+def _step(game: Game, state: Any, seats: list[Seat], asker: Asker, match_id: str, seed: int, turn: int,
+          tc: TimeControls, salt: str) -> tuple[list[dict[str, Any]], dict[int, Any]]:
     """Ask every acting seat at once; nothing is applied until every choice is in and committed."""
     acting = sorted(game.to_act(state))
-    asked: dict[int, tuple[str, dict, list, PendingCall | None]] = {}
+    asked: dict[int, tuple[str, dict, list]] = {}
+    calls: dict[int, Call] = {}
     for index in acting:
         seat = seats[index]
-        decision = game.decision(state, index)
-        view = game.view(state, index)
-        legal = game.legal_actions(state, index)
-        call = None
+        decision, view, legal = game.decision(state, index), game.view(state, index), game.legal_actions(state, index)
+        asked[index] = (decision, view, legal)
         if not seat.forfeited and seat.client is not None:
             body = protocol.encode(protocol.act_body(
                 match_id, game.spec.name, index, turn, decision, tc.decision_ms, int(seat.bank_ms), view, legal,
                 seat.last_latency_ms,
             ))
             headers = seat.client.signed_headers(match_id, turn, body)
-            budget_s = (tc.decision_ms + seat.bank_ms) / 1000
-            call = seat.client.start_call(pool, "POST", "/act", body, headers, budget_s)
-        asked[index] = (decision, view, legal, call)
+            calls[index] = Call(seat.client, "POST", "/act", body, headers, (tc.decision_ms + seat.bank_ms) / 1000)
+    replies = asker.ask(calls) if calls else {}
     decisions, actions = [], {}
     for index in acting:
-        decision, view, legal, call = asked[index]
+        decision, view, legal = asked[index]
         seat = seats[index]
         record: dict[str, Any] = {"seat": index, "decision": decision, "view": view}
-        if call is None:
-            action, fault, latency = default_action(seed, turn, index, legal), None, None
+        reply = replies.get(index)
+        fault, latency = None, None
+        if reply is None:
+            action = default_action(seed, turn, index, legal)
             record["forfeited"] = True
         else:
-            reply = call.wait()
             latency = reply.latency_ms
             action, fault = _vet(game, state, index, turn, reply)
             _spend(seat, latency, tc)
@@ -192,7 +193,7 @@ def _step(game: Game, state: Any, seats: list[Seat], pool: ThreadPoolExecutor, m
                 action = default_action(seed, turn, index, legal)
         record.update({
             "action": action,
-            "default": fault is not None or call is None,
+            "default": reply is None or fault is not None,
             "latency_ms": None if latency is None else round(latency, 3),
             "fault": None if fault is None else fault.to_json(),
             "commitment": commitments.commitment(salt, turn, index, action),
@@ -234,18 +235,17 @@ def _strike(seat: Seat, tc: TimeControls) -> None:
         seat.forfeited = True
 
 
-def _end(game: Game, seats: list[Seat], pool: ThreadPoolExecutor, match_id: str, result: dict[str, Any],
-         tc: TimeControls, turn: int) -> None:
+def _end(game: Game, seats: list[Seat], asker: Asker, match_id: str, result: dict[str, Any], tc: TimeControls,
+         turn: int) -> None:
     """Tell every reachable bot how it went; failures here are recorded but change nothing."""
-    pending: dict[int, PendingCall] = {}
+    calls = {}
     for seat in seats:
         if seat.client is None or any(f["path"] == "/start" and f["kind"] in UNREACHABLE for f in seat.faults):
             continue
         body = protocol.encode(protocol.end_body(match_id, game.spec.name, seat.seat, result, result["forfeited"]))
         headers = seat.client.signed_headers(match_id, turn, body)
-        pending[seat.seat] = seat.client.start_call(pool, "POST", "/end", body, headers, tc.start_ms / 1000)
-    for index, call in pending.items():
-        reply = call.wait()
+        calls[seat.seat] = Call(seat.client, "POST", "/end", body, headers, tc.start_ms / 1000)
+    for index, reply in asker.ask(calls).items():
         if reply.fault is not None:
             seats[index].record(reply.fault, turn, "/end")
 
