@@ -48,6 +48,10 @@ def summary_text(replay: dict[str, Any]) -> str:
         faults = ", ".join(f"{k} x{v}" for k, v in sorted(st["faults"].items())) or "-"
         if st["forfeited"]:
             faults += "  (forfeited)"
-        lines.append(f"{st['rank']:>4}  {st['seat']:>4}  {st['name'][:20]:20} {st['score']:>6}  {lat[50]:>7.1f} "
-                     f"{lat[90]:>7.1f} {lat[99]:>7.1f} {lat['max']:>7.1f}  {faults}")
+        cells = " ".join(_ms(lat[q]) for q in (50, 90, 99, "max"))
+        lines.append(f"{st['rank']:>4}  {st['seat']:>4}  {st['name'][:20]:20} {st['score']:>6}  {cells}  {faults}")
     return "\n".join(lines)
+
+
+def _ms(value: float) -> str:
+    return f"{'-':>7}" if value != value else f"{value:>7.1f}"  # NaN: no answered decision
