@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from referee.errors import RulesError
 from referee.games.base import Game, GameSpec
+from referee.games.pajarracos import PAJARRACOS
 from referee.games.piranha import PIRANHA_GAMES
 
-GAMES: dict[str, Game] = {game.spec.name: game for game in PIRANHA_GAMES}
+GAMES: dict[str, Game] = {game.spec.name: game for game in (*PIRANHA_GAMES, PAJARRACOS)}
 
 
 def get_game(name: str) -> Game:
