@@ -1,0 +1,22 @@
+"""Ratings for the arena: batch Arena Elo with bootstrap intervals, live incremental Elo, and SPRT math.
+
+Pure computation: no I/O, no clock, no global state. See each module's docstring for the choices made.
+"""
+
+from __future__ import annotations
+
+from arena.ratings.bradley_terry import DEFAULT_PRIOR_SD, ELO_PER_LOGIT, Tally, arena_elo, tally
+from arena.ratings.outcomes import ONE_LOSER, RANKED, MatchOutcome, Pair, pairs
+
+__all__ = [
+    "DEFAULT_PRIOR_SD",
+    "ELO_PER_LOGIT",
+    "ONE_LOSER",
+    "RANKED",
+    "MatchOutcome",
+    "Pair",
+    "Tally",
+    "arena_elo",
+    "pairs",
+    "tally",
+]
