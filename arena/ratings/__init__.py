@@ -6,6 +6,7 @@ Pure computation: no I/O, no clock, no global state. See each module's docstring
 from __future__ import annotations
 
 from arena.ratings.bradley_terry import DEFAULT_PRIOR_SD, ELO_PER_LOGIT, Tally, arena_elo, tally
+from arena.ratings.leaderboard import LeaderboardRow, leaderboard
 from arena.ratings.outcomes import ONE_LOSER, RANKED, MatchOutcome, Pair, pairs
 
 __all__ = [
@@ -13,10 +14,12 @@ __all__ = [
     "ELO_PER_LOGIT",
     "ONE_LOSER",
     "RANKED",
+    "LeaderboardRow",
     "MatchOutcome",
     "Pair",
     "Tally",
     "arena_elo",
+    "leaderboard",
     "pairs",
     "tally",
 ]
