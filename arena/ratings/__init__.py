@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from arena.ratings.bradley_terry import DEFAULT_PRIOR_SD, ELO_PER_LOGIT, Tally, arena_elo, tally
 from arena.ratings.leaderboard import LeaderboardRow, leaderboard
+from arena.ratings.live import LiveElo, LiveRating
 from arena.ratings.outcomes import ONE_LOSER, RANKED, MatchOutcome, Pair, pairs
+from arena.ratings.sprt import Sprt, SprtStatus
 
 __all__ = [
     "DEFAULT_PRIOR_SD",
@@ -15,8 +17,12 @@ __all__ = [
     "ONE_LOSER",
     "RANKED",
     "LeaderboardRow",
+    "LiveElo",
+    "LiveRating",
     "MatchOutcome",
     "Pair",
+    "Sprt",
+    "SprtStatus",
     "Tally",
     "arena_elo",
     "leaderboard",
