@@ -10,17 +10,20 @@ Two kinds of luck are cancelled by construction:
   ``random.Random`` seeded by the tournament seed, so a schedule is reproducible from that one number.
 
 Which tables: for k = 2 every pair (a round robin; the two rotations are the colour-swapped games). Otherwise
-the fewest tables among designs in which every pair of bots meets equally often:
+the fewest tables among the designs below in which every pair of bots meets equally often, counting only
+designs of at most ``max_tables`` tables (default 70) or no more than the greedy design's:
 
 * affine planes of AG(m, 2) when k = 4 and N = 2^m (the 4-sets of points with XOR 0; for N = 8 that is the
   resolvable 2-(8,4,3) design, 14 tables, every pair at 3 of them);
 * lines of PG(m - 1, 2) when k = 3 and N = 2^m - 1 (the 3-sets {a, b, a XOR b} of labels 1..N; N = 7: Fano);
 * a cyclic design: base blocks over Z_N and all their translates, chosen greedily to cover the differences
   evenly; used when that comes out exactly balanced (e.g. N = 13, k = 4: {0, 1, 3, 9});
-* all k-subsets, when there are at most ``max_tables`` of them.
+* all k-subsets.
 
-When none of these applies the greedy cyclic design is used as it is: every pair meets at least once and
-counts differ by little, while seats stay exactly balanced.
+When none of these fits, the greedy cyclic design is used as it is: every pair meets at least once and
+counts differ by little (e.g. 50 bots at 4 seats: 250 tables, every pair at 1 or 2), while seats stay
+exactly balanced. The cap keeps schedules playable: AG(4, 2) for 16 bots would be 140 tables, all 4-subsets
+of 9 bots 126; pass a larger ``max_tables`` to prefer exact balance anyway.
 """
 
 from __future__ import annotations
@@ -100,15 +103,14 @@ def design_tables(n: int, k: int, max_tables: int = DEFAULT_MAX_TABLES) -> list[
         return [tuple(range(n))]
     if k == 2:
         return list(combinations(range(n), 2))
-    candidates = []
-    if k == 4 and n & (n - 1) == 0:
-        candidates.append(affine_planes(n))
-    if k == 3 and (n + 1) & n == 0:
-        candidates.append(fano_lines(n))
     cyclic, balanced = cyclic_design(n, k)
-    if balanced:
-        candidates.append(cyclic)
-    if comb(n, k) <= max_tables:
+    limit = max(max_tables, len(cyclic))  # a balanced design may be larger than the greedy one, up to a point
+    candidates = [cyclic] if balanced else []
+    if k == 4 and n & (n - 1) == 0 and n * (n - 1) * (n - 2) // 24 <= limit:
+        candidates.append(affine_planes(n))
+    if k == 3 and (n + 1) & n == 0 and n * (n - 1) // 6 <= limit:
+        candidates.append(fano_lines(n))
+    if comb(n, k) <= limit:
         candidates.append(list(combinations(range(n), k)))
     return min(candidates, key=len) if candidates else cyclic
 

@@ -64,28 +64,32 @@ def test_two_seats_is_a_round_robin_of_colour_swapped_pairs(n: int) -> None:
 
 
 @pytest.mark.parametrize(
-    ("n", "k", "tables", "together"),
+    ("n", "k", "cap", "tables", "together"),
     [
-        (5, 4, 5, 3 * 4),  # all 4-subsets: every pair in C(3, 2) = 3
-        (6, 3, 20, 4 * 3),  # all 3-subsets: C(4, 1) = 4
-        (6, 4, 15, 6 * 4),  # all 4-subsets: C(4, 2) = 6
-        (7, 3, 7, 1 * 3),  # Fano plane
-        (13, 4, 13, 1 * 4),  # cyclic difference set {0, 1, 3, 9} mod 13
-        (15, 3, 35, 1 * 3),  # PG(3, 2) lines
-        (16, 4, 140, 7 * 4),  # AG(4, 2) planes
+        (5, 4, 70, 5, 3 * 4),  # all 4-subsets: every pair in C(3, 2) = 3
+        (6, 3, 70, 20, 4 * 3),  # all 3-subsets: C(4, 1) = 4
+        (6, 4, 70, 15, 6 * 4),  # all 4-subsets: C(4, 2) = 6
+        (7, 3, 70, 7, 1 * 3),  # Fano plane
+        (13, 4, 70, 13, 1 * 4),  # cyclic difference set {0, 1, 3, 9} mod 13
+        (15, 3, 70, 35, 1 * 3),  # PG(3, 2) lines
+        (16, 4, 140, 140, 7 * 4),  # AG(4, 2) planes, once the cap allows 140 tables
+        (9, 4, 126, 126, 21 * 4),  # all 4-subsets of 9: C(7, 2) = 21
     ],
 )
-def test_balanced_designs_meet_every_pair_equally(n: int, k: int, tables: int, together: int) -> None:
-    assert len(design_tables(n, k)) == tables
+def test_balanced_designs_meet_every_pair_equally(n: int, k: int, cap: int, tables: int, together: int) -> None:
+    assert len(design_tables(n, k, cap)) == tables
     if tables == comb(n, k):
-        assert sorted(design_tables(n, k)) == list(combinations(range(n), k))
-    assert set(pair_counts(round_robin(bots(n), k)).values()) == {together}
+        assert sorted(design_tables(n, k, cap)) == list(combinations(range(n), k))
+    assert set(pair_counts(round_robin(bots(n), k, max_tables=cap)).values()) == {together}
 
 
-def test_without_a_known_design_pairs_stay_close() -> None:
-    """50 bots at 4 seats: the greedy cyclic design, every pair at 1 or 2 tables (4 or 8 matches)."""
-    schedule = round_robin(bots(50), 4)
-    assert set(pair_counts(schedule).values()) <= {4, 8}
+@pytest.mark.parametrize(("n", "tables"), [(50, 250), (16, 32), (9, 9)])
+def test_without_a_design_under_the_cap_pairs_stay_close(n: int, tables: int) -> None:
+    """The greedy cyclic design: every pair at 1 or 2 tables (4 or 8 matches), seats exactly balanced. For
+    16 bots the 140-table AG(4, 2) and for 9 bots the 126 4-subsets exceed the default cap of 70."""
+    schedule = round_robin(bots(n), 4)
+    assert len(schedule) == 4 * tables
+    assert set(pair_counts(schedule).values()) == {4, 8}
     assert len({tuple(seats) for seats in seat_counts(schedule).values()}) == 1
 
 
