@@ -183,21 +183,22 @@ def solve_spd(a: Sequence[Sequence[float]], b: Sequence[float]) -> list[float]:
     return solve_cholesky(cholesky(a), b)
 
 
+def reaches_everyone(score: Sequence[Sequence[float]], forward: bool) -> bool:
+    """Whether bot 0 reaches every bot along 'scored against' edges (reversed when not ``forward``)."""
+    n = len(score)
+    seen, stack = {0}, [0]
+    while stack:
+        i = stack.pop()
+        for j in range(n):
+            if j not in seen and (score[i][j] if forward else score[j][i]) > 0:
+                seen.add(j)
+                stack.append(j)
+    return len(seen) == n
+
+
 def mle_exists(score: Sequence[Sequence[float]]) -> bool:
     """True when the 'scored against' graph is strongly connected (Hunter 2004, assumption 1)."""
-    n = len(score)
-
-    def reaches_all(edge: object) -> bool:
-        seen, stack = {0}, [0]
-        while stack:
-            i = stack.pop()
-            for j in range(n):
-                if j not in seen and edge(i, j):  # type: ignore[operator]
-                    seen.add(j)
-                    stack.append(j)
-        return len(seen) == n
-
-    return n <= 1 or (reaches_all(lambda i, j: score[i][j] > 0) and reaches_all(lambda i, j: score[j][i] > 0))
+    return len(score) <= 1 or (reaches_everyone(score, True) and reaches_everyone(score, False))
 
 
 def precision_for(prior_sd: float | None) -> float:
