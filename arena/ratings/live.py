@@ -10,7 +10,7 @@ provisional until it has played ``provisional_games`` matches.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 
 from arena.ratings.outcomes import MatchOutcome, seat_pairs
@@ -48,6 +48,12 @@ class LiveElo:
         self.provisional_games = provisional_games
         self._ratings: dict[Hashable, float] = {}
         self._games: dict[Hashable, int] = {}
+
+    def load(self, ratings: Mapping[Hashable, tuple[float, int]]) -> None:
+        """Resume from stored state: ``{bot: (rating, games)}`` (the arena keeps live ratings in its database)."""
+        for bot, (rating, games) in ratings.items():
+            self._ratings[bot] = float(rating)
+            self._games[bot] = int(games)
 
     def rating(self, bot: Hashable) -> float:
         return self._ratings.get(bot, self.start)

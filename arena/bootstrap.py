@@ -1,0 +1,29 @@
+"""One place that wires the real adapters (database, Redis queue) for the web app, CLI and workers;
+tests pass their own settings or fakes instead."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from arena.config import Settings, load_settings
+from arena.queue import MatchQueue, connect
+from arena.services.bots import HealthCheck, default_health_check
+from arena.storage.db import Database
+
+
+@dataclass
+class Context:
+    settings: Settings
+    db: Database
+    queue: MatchQueue | None  # None: no Redis configured (matches are not played)
+    health_check: HealthCheck = field(default=default_health_check)
+
+
+def build_context(settings: Settings | None = None, migrate: bool = True) -> Context:
+    settings = settings or load_settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    db = Database(settings.resolved_database_url)
+    if migrate:
+        db.migrate()
+    queue = MatchQueue(connect(settings.redis_url), settings) if settings.redis_url else None
+    return Context(settings=settings, db=db, queue=queue)

@@ -1,0 +1,99 @@
+"""Settings from ``ARENA_*`` environment variables, with safe defaults.
+
+Development (the default) allows bot URLs on loopback and generates a throwaway secret key.
+Production (``ARENA_ENV=production``) requires ``ARENA_SECRET_KEY`` and refuses every bot address
+that is not globally routable.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from referee.protocol import TimeControls
+
+
+class ConfigError(ValueError):
+    """A setting is missing or malformed."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    env: str = "development"
+    data_dir: Path = Path("arena-data")
+    database_url: str = ""  # empty: SQLite file in data_dir
+    redis_url: str = ""  # empty: `arena up` starts an embedded Redis
+    secret_key: str = ""
+    open_signup: bool = True
+    allow_loopback_bots: bool = True
+    queue_name: str = "arena-matches"
+    decision_ms: int = 1000
+    start_ms: int = 5000
+    strike_limit: int = 3
+    max_response_bytes: int = 64 * 1024
+    max_request_bytes: int = 256 * 1024
+    match_lease_s: int = 30
+    reconcile_interval_s: int = 15
+    job_timeout_s: int = 3600
+    health_check: bool = True
+    rate_limits: bool = True
+    signup_rate: str = "20/hour"
+    bot_rate: str = "30/hour"
+    tournament_rate: str = "30/hour"
+    log_json: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def production(self) -> bool:
+        return self.env == "production"
+
+    @property
+    def resolved_database_url(self) -> str:
+        return self.database_url or f"sqlite:///{(self.data_dir / 'arena.db').resolve()}"
+
+    def time_controls(self, decision_ms: int | None = None) -> TimeControls:
+        return TimeControls(decision_ms=decision_ms or self.decision_ms, start_ms=self.start_ms,
+                            strike_limit=self.strike_limit, max_response_bytes=self.max_response_bytes)
+
+
+_BOOL = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+
+
+def _convert(name: str, raw: str, kind: Any) -> Any:
+    try:
+        if kind in (bool, "bool"):
+            return _BOOL[raw.strip().lower()]
+        if kind in (int, "int"):
+            return int(raw)
+        if kind in (Path, "Path"):
+            return Path(raw)
+    except (KeyError, ValueError):
+        raise ConfigError(f"ARENA_{name.upper()}={raw!r} is not a valid {kind}") from None
+    return raw
+
+
+def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+    """Defaults, then ``ARENA_*`` variables, then explicit overrides (tests)."""
+    environ = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    for f in fields(Settings):
+        if f.name == "extra":
+            continue
+        key = f"ARENA_{f.name.upper()}"
+        if key in environ:
+            values[f.name] = _convert(f.name, environ[key], f.type)
+    settings = replace(Settings(), **values)
+    if settings.env not in ("development", "production", "test"):
+        raise ConfigError(f"ARENA_ENV must be development, production or test, not {settings.env!r}")
+    if settings.production and "ARENA_ALLOW_LOOPBACK_BOTS" not in environ and "allow_loopback_bots" not in overrides:
+        settings = replace(settings, allow_loopback_bots=False)
+    settings = replace(settings, **overrides)
+    if not settings.secret_key:
+        if settings.production:
+            raise ConfigError("ARENA_SECRET_KEY is required when ARENA_ENV=production")
+        settings = replace(settings, secret_key=secrets.token_hex(32))
+    return settings

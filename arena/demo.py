@@ -1,0 +1,110 @@
+"""``arena demo``: sample bots, registered through the service, a small round robin per game with a
+progress bar, then the leaderboards."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from sqlalchemy import select
+
+from arena.bootstrap import Context
+from arena.services import bots as bot_service
+from arena.services import tournaments as tournament_service
+from arena.services.accounts import create_account
+from arena.services.leaderboards import leaderboard
+from arena.storage.models import Account, Bot
+from sample_bots import heuristic_bot, random_bot
+from sample_bots.sdk import BotServer, start_in_thread
+
+DEMO_GAMES = (("piranha-pedro", "pp", 3), ("pajarracos", "pj", 3))
+KINDS = (("random", random_bot.make_bot), ("heuristic", heuristic_bot.make_bot))
+
+
+def _organizer(context: Context) -> int:
+    with context.db.session() as session:
+        account = session.scalar(select(Account).where(Account.name == "demo"))
+        if account is None:
+            account, token = create_account(session, "demo", admin=True)
+            print(f"created organizer 'demo'; token: {token}")
+        return account.id
+
+
+def _register_bots(context: Context, owner_id: int) -> tuple[dict[str, list[int]], list[BotServer]]:
+    """Start two random and two heuristic bots per game and register (or re-point) them."""
+    servers: list[BotServer] = []
+    by_game: dict[str, list[int]] = {}
+    for game, prefix, _seats in DEMO_GAMES:
+        for kind, make in KINDS:
+            for number in (1, 2):
+                server = start_in_thread(make(number))
+                servers.append(server)
+                name = f"{prefix}-{kind}-{number}"
+                with context.db.session() as session:
+                    owner = session.get(Account, owner_id)
+                    assert owner is not None
+                    bot = session.scalar(select(Bot).where(Bot.owner_id == owner_id, Bot.name == name))
+                    if bot is None:
+                        bot, secret = bot_service.register_bot(session, owner, name, server.url, game,
+                                                               context.settings, context.health_check)
+                    else:
+                        bot = bot_service.update_bot(session, bot.id, owner, {"url": server.url, "status": "active"},
+                                                     context.settings, context.health_check)
+                        secret = bot.secret
+                    server.bot.secret = secret
+                    by_game.setdefault(game, []).append(bot.id)
+    return by_game, servers
+
+
+def _progress(done: int, total: int, label: str) -> None:
+    width = 40
+    filled = int(width * done / total) if total else width
+    sys.stdout.write(f"\r{label:14} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+    sys.stdout.flush()
+
+
+def run_demo(context: Context, cycles: int = 1, address: str = "",
+             timeout_s: float = 900) -> tuple[dict[str, int], list[BotServer]]:
+    """Returns the tournaments and the running bot servers (keep them while pages are served)."""
+    owner_id = _organizer(context)
+    by_game, servers = _register_bots(context, owner_id)
+    tournaments: dict[str, int] = {}
+    for game, _prefix, seats in DEMO_GAMES:
+        with context.db.session() as session:
+            owner = session.get(Account, owner_id)
+            assert owner is not None
+            tournament = tournament_service.create_tournament(
+                session, owner, {"game": game, "bots": by_game[game], "seats": seats, "cycles": cycles,
+                                 "seed": int(time.time()) % 100_000})
+            tournaments[game] = tournament.id
+        with context.db.session() as session:
+            tournament_service.queue_tournament(session, context.queue, tournaments[game])
+    print(f"tournaments: {', '.join(f'{g} #{t}' for g, t in tournaments.items())}"
+          + (f"  (follow them at {address}tournaments/<id>)" if address else ""))
+    started = time.monotonic()
+    for game, tournament_id in tournaments.items():
+        while True:
+            with context.db.session() as session:
+                p = tournament_service.progress(session, tournament_id)
+            _progress(p["done"], p["total"], game)
+            if p["done"] + p["cancelled"] >= p["total"]:
+                print()
+                break
+            if time.monotonic() - started > timeout_s:
+                print("\nthe demo tournament did not finish in time; are the workers running?")
+                return tournaments, servers
+            time.sleep(0.3)
+    for game, _prefix, seats in DEMO_GAMES:
+        _print_leaderboard(context, game, seats)
+    return tournaments, servers
+
+
+def _print_leaderboard(context: Context, game: str, players: int) -> None:
+    with context.db.session() as session:
+        board = leaderboard(session, game, players)
+    print(f"\n{game}, {players} players")
+    print(f"{'rank':>7}  {'bot':24} {'Elo':>6}  {'95% interval':>15}  {'games':>5}")
+    for e in board["entries"]:
+        ranks = str(e["rank"]) if e["rank_low"] == e["rank_high"] else f"{e['rank_low']}-{e['rank_high']}"
+        print(f"{ranks:>7}  {e['name'][:24]:24} {e['elo']:>6.0f}  [{e['elo_low']:>5.0f}, {e['elo_high']:>5.0f}]"
+              f"  {e['games']:>5}")

@@ -1,0 +1,33 @@
+"""RQ job functions: importable, ids only, one service call each."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+from arena.bootstrap import Context, build_context
+from arena.services.matches import run_match
+
+_context: Context | None = None  # one per worker process, built on the first job
+
+
+def worker_context() -> Context:
+    global _context
+    if _context is None:
+        _context = build_context(migrate=False)
+    return _context
+
+
+def set_worker_context(context: Context) -> None:
+    """Used by ``arena worker`` to hand over the context it already built."""
+    global _context
+    _context = context
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def run_match_job(match_id: int) -> str:
+    ctx = worker_context()
+    return run_match(ctx.db, ctx.settings, int(match_id), worker_name())

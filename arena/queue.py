@@ -1,0 +1,58 @@
+"""The match queue on RQ: one job per match, the job id derived from the match id, ids only in the
+payload. Several enqueues of one match are harmless: the worker's claim on the database row decides
+who plays it (see ``arena.services.matches``)."""
+
+from __future__ import annotations
+
+import contextlib
+
+from redis import Redis
+from rq import Queue, Retry
+from rq.exceptions import NoSuchJobError
+from rq.job import Job, JobStatus
+
+from arena.config import Settings
+
+JOB_FUNCTION = "arena.jobs.run_match_job"
+LIVE = {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, JobStatus.DEFERRED}
+
+
+def job_id(match_id: int) -> str:
+    return f"match-{match_id}"
+
+
+def connect(url: str) -> Redis:
+    return Redis.from_url(url, socket_timeout=30, socket_connect_timeout=10, health_check_interval=30)
+
+
+class MatchQueue:
+    def __init__(self, redis: Redis, settings: Settings) -> None:
+        self.redis = redis
+        self.settings = settings
+        self.queue = Queue(settings.queue_name, connection=redis)
+
+    def enqueue(self, match_id: int) -> None:
+        self.queue.enqueue(
+            JOB_FUNCTION,
+            match_id,
+            job_id=job_id(match_id),
+            job_timeout=self.settings.job_timeout_s,
+            retry=Retry(max=3, interval=[1, 5, 15]),
+            result_ttl=3600,
+            failure_ttl=7 * 24 * 3600,
+        )
+
+    def is_live(self, match_id: int) -> bool:
+        """True when RQ holds a job for this match that will still run (queued, started, scheduled)."""
+        try:
+            job = Job.fetch(job_id(match_id), connection=self.redis)
+        except NoSuchJobError:
+            return False
+        return job.get_status(refresh=False) in LIVE
+
+    def cancel(self, match_id: int) -> None:
+        with contextlib.suppress(Exception):  # best effort: the database status decides
+            Job.fetch(job_id(match_id), connection=self.redis).cancel()
+
+    def depth(self) -> int:
+        return len(self.queue)

@@ -1,0 +1,1 @@
+"""Service functions: the only place that combines storage, queue, referee and ratings."""

@@ -1,0 +1,55 @@
+"""Reading matches for pages and the API (writing them is ``arena.services.matches``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload
+
+from arena.services.errors import NotFound
+from arena.services.matches import decompress
+from arena.storage.models import Bot, Match, MatchSeat
+
+
+def list_matches(session: Session, tournament_id: int | None = None, bot_id: int | None = None,
+                 limit: int = 50) -> list[Match]:
+    query = select(Match).options(selectinload(Match.seats)).order_by(Match.id.desc()).limit(limit)
+    if tournament_id is not None:
+        query = query.where(Match.tournament_id == tournament_id)
+    if bot_id is not None:
+        query = query.where(Match.id.in_(select(MatchSeat.match_id).where(MatchSeat.bot_id == bot_id)))
+    return list(session.scalars(query))
+
+
+def get_match(session: Session, match_id: int) -> Match:
+    match = session.scalar(select(Match).options(selectinload(Match.seats)).where(Match.id == match_id))
+    if match is None:
+        raise NotFound(f"no match {match_id}")
+    return match
+
+
+def match_json(match: Match, with_replay: bool = False, names: dict[int, str] | None = None) -> dict[str, Any]:
+    session = Session.object_session(match)
+    if names is None and session is not None:
+        ids = [s.bot_id for s in match.seats]
+        names = dict(session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(ids))).all())
+    names = names or {}
+    data: dict[str, Any] = {
+        "id": match.id,
+        "tournament": match.tournament_id,
+        "game": match.game,
+        "players": match.num_players,
+        "seed": match.seed,
+        "status": match.status,
+        "result": match.result,
+        "error": match.error,
+        "seats": [{"seat": s.seat, "bot_id": s.bot_id, "name": names.get(s.bot_id, f"bot {s.bot_id}"),
+                   "rank": s.rank, "score": s.score, "forfeited": s.forfeited, "faults": s.faults}
+                  for s in match.seats],
+        "created_at": match.created_at.isoformat(),
+        "finished_at": match.finished_at.isoformat() if match.finished_at else None,
+    }
+    if with_replay:
+        data["replay"] = decompress(match.replay_gz) if match.replay_gz else None
+    return data

@@ -1,0 +1,200 @@
+"""Playing one stored match: claim it, play it through the referee, record it exactly once.
+
+Exactly once: a worker claims the match row (queued, or running with an expired lease), keeps the
+lease fresh while it plays, and writes result, replay, seats and faults in one transaction that only
+succeeds while the row is still unfinished. A job that runs twice, or a worker killed mid-match,
+therefore never records a match twice and never loses one: the lease expires and the match is played
+again.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import time
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.orm import Session
+
+from arena.config import Settings
+from arena.services import latency
+from arena.services.bots import address_guard
+from arena.services.leaderboards import after_match, update_live
+from arena.storage.db import Database
+from arena.storage.models import Bot, Fault, Match, MatchSeat, MatchStatus, Tournament, TournamentStatus, utcnow
+from referee.errors import RulesError
+from referee.runner import BotSpec, play_match
+
+log = logging.getLogger("arena.matches")
+
+
+def claim(session: Session, match_id: int, worker: str, lease_s: int) -> bool:
+    """Take the match for this worker; False when it is finished, cancelled or leased to another."""
+    now = utcnow()
+    result = session.execute(
+        update(Match)
+        .where(Match.id == match_id,
+               or_(Match.status == MatchStatus.QUEUED,
+                   and_(Match.status == MatchStatus.RUNNING, Match.lease_until < now)))
+        .values(status=MatchStatus.RUNNING, attempts=Match.attempts + 1, worker=worker,
+                lease_until=now + timedelta(seconds=lease_s), started_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount == 1
+
+
+def run_match(db: Database, settings: Settings, match_id: int, worker: str) -> str:
+    """Claim, play and record one match; returns what happened ("recorded", "skipped", ...)."""
+    with db.session() as session:
+        if not claim(session, match_id, worker, settings.match_lease_s):
+            return "skipped"
+        match = session.get(Match, match_id)
+        assert match is not None
+        if _tournament_cancelled(session, match):
+            match.status = MatchStatus.CANCELLED
+            return "cancelled"
+        bots = _seat_specs(session, match)
+        setup = (match.game, match.seed, dict(match.params), settings.time_controls(match.time_limit_ms))
+    game, seed, params, tc = setup
+    renew = _LeaseKeeper(db, match_id, worker, settings.match_lease_s)
+    try:
+        replay = play_match(game, bots, seed, params, tc, match_id=f"m{match_id}",
+                            guard=address_guard(settings), on_step=renew)
+    except RulesError as exc:
+        _mark_error(db, match_id, str(exc))
+        return "error"
+    except BaseException:
+        _release(db, match_id, worker)  # let a retry claim it at once
+        raise
+    recorded = record(db, match_id, replay)
+    if recorded:
+        after_match(db, match_id)
+    return "recorded" if recorded else "duplicate"
+
+
+class _LeaseKeeper:
+    """Renews the lease from the referee's step hook, at most every third of the lease."""
+
+    def __init__(self, db: Database, match_id: int, worker: str, lease_s: int) -> None:
+        self.db, self.match_id, self.worker, self.lease_s = db, match_id, worker, lease_s
+        self.last = time.monotonic()
+
+    def __call__(self, turn: int, decisions: list[dict[str, Any]]) -> None:
+        if time.monotonic() - self.last < self.lease_s / 3:
+            return
+        self.last = time.monotonic()
+        with self.db.session() as session:
+            session.execute(
+                update(Match)
+                .where(Match.id == self.match_id, Match.status == MatchStatus.RUNNING, Match.worker == self.worker)
+                .values(lease_until=utcnow() + timedelta(seconds=self.lease_s))
+                .execution_options(synchronize_session=False)
+            )
+
+
+def _tournament_cancelled(session: Session, match: Match) -> bool:
+    if match.tournament_id is None:
+        return False
+    status = session.scalar(select(Tournament.status).where(Tournament.id == match.tournament_id))
+    return status == TournamentStatus.CANCELLED
+
+
+def _seat_specs(session: Session, match: Match) -> list[BotSpec]:
+    rows = session.execute(
+        select(MatchSeat.seat, Bot).join(Bot, Bot.id == MatchSeat.bot_id)
+        .where(MatchSeat.match_id == match.id).order_by(MatchSeat.seat)
+    ).all()
+    return [BotSpec(url=bot.url, secret=bot.secret, name=bot.name, bot_id=bot.id) for _seat, bot in rows]
+
+
+def _mark_error(db: Database, match_id: int, message: str) -> None:
+    with db.session() as session:
+        session.execute(update(Match).where(Match.id == match_id).values(status=MatchStatus.ERROR, error=message,
+                                                                         finished_at=utcnow()))
+        _finish_tournament_if_done(session, match_id)
+
+
+def _release(db: Database, match_id: int, worker: str) -> None:
+    try:
+        with db.session() as session:
+            session.execute(update(Match).where(Match.id == match_id, Match.worker == worker,
+                                                Match.status == MatchStatus.RUNNING)
+                            .values(status=MatchStatus.QUEUED, lease_until=None))
+    except Exception:
+        log.exception("could not release match %s", match_id)
+
+
+def record(db: Database, match_id: int, replay: dict[str, Any]) -> bool:
+    """Write the outcome in one transaction, only if nobody recorded it first."""
+    result = replay["result"]
+    with db.session() as session:
+        done = session.execute(
+            update(Match)
+            .where(Match.id == match_id, Match.status.in_([MatchStatus.RUNNING, MatchStatus.QUEUED]))
+            .values(status=MatchStatus.FINISHED, result=result, finished_at=utcnow(), lease_until=None,
+                    steps=len(replay["steps"]), replay_gz=compress(replay))
+            .execution_options(synchronize_session=False)
+        )
+        if done.rowcount != 1:
+            session.rollback()
+            return False
+        seats = {row.seat: row for row in session.scalars(select(MatchSeat).where(MatchSeat.match_id == match_id))}
+        per_seat = _seat_latencies(replay)
+        for seat, row in seats.items():
+            samples = per_seat.get(seat, [])
+            row.rank = result["ranks"][seat]
+            row.score = float(result["scores"][seat])
+            row.forfeited = seat in result["forfeited"]
+            row.decisions = sum(1 for s in replay["steps"] for d in s["decisions"] if d["seat"] == seat)
+            row.faults = sum(1 for f in replay["faults"] if f["seat"] == seat)
+            row.latency_sum_ms = round(sum(samples), 3)
+            row.latency_max_ms = round(max(samples, default=0.0), 3)
+            row.latency_hist = latency.histogram(samples)
+        update_live(session, replay["game"], [seats[i].bot_id for i in sorted(seats)], result)
+        for fault in replay["faults"]:
+            session.add(Fault(match_id=match_id, bot_id=seats[fault["seat"]].bot_id, seat=fault["seat"],
+                              turn=fault["turn"], path=fault["path"], kind=fault["kind"],
+                              message=fault["message"][:2000], excerpt=fault["excerpt"][:1000],
+                              latency_ms=fault["latency_ms"]))
+        _finish_tournament_if_done(session, match_id)
+    return True
+
+
+def _seat_latencies(replay: dict[str, Any]) -> dict[int, list[float]]:
+    out: dict[int, list[float]] = {}
+    for step in replay["steps"]:
+        for d in step["decisions"]:
+            if d["latency_ms"] is not None:
+                out.setdefault(d["seat"], []).append(d["latency_ms"])
+    return out
+
+
+def _finish_tournament_if_done(session: Session, match_id: int) -> None:
+    tournament_id = session.scalar(select(Match.tournament_id).where(Match.id == match_id))
+    if tournament_id is not None:
+        finish_tournament_if_done(session, tournament_id)
+
+
+def finish_tournament_if_done(session: Session, tournament_id: int) -> int:
+    """Mark a running tournament finished once none of its matches is queued or running (1 if so)."""
+    open_matches = session.scalar(
+        select(func.count()).select_from(Match)
+        .where(Match.tournament_id == tournament_id, Match.status.in_([MatchStatus.QUEUED, MatchStatus.RUNNING]))
+    )
+    if open_matches:
+        return 0
+    done = session.execute(update(Tournament).where(Tournament.id == tournament_id,
+                                                    Tournament.status == TournamentStatus.RUNNING)
+                           .values(status=TournamentStatus.FINISHED, finished_at=utcnow()))
+    return done.rowcount
+
+
+def compress(replay: dict[str, Any]) -> bytes:
+    return gzip.compress(json.dumps(replay, separators=(",", ":")).encode("utf-8"), compresslevel=6)
+
+
+def decompress(blob: bytes) -> dict[str, Any]:
+    return json.loads(gzip.decompress(blob))

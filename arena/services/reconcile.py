@@ -1,0 +1,39 @@
+"""Make the queue agree with the database: the database is the truth about what is unfinished.
+
+After a Redis restart (the queue is gone), a worker killed mid-match (its lease expires) or a lost
+enqueue, every unfinished match of a running tournament is queued again. Enqueuing twice is harmless:
+the claim on the match row lets only one worker play it.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import and_, or_, select
+from sqlalchemy.orm import Session
+
+from arena.queue import MatchQueue
+from arena.services.matches import finish_tournament_if_done
+from arena.storage.models import Match, MatchStatus, Tournament, TournamentStatus, utcnow
+
+
+def reconcile(session: Session, queue: MatchQueue) -> dict[str, int]:
+    now = utcnow()
+    rows = session.execute(
+        select(Match.id, Match.status)
+        .join(Tournament, Tournament.id == Match.tournament_id)
+        .where(Tournament.status == TournamentStatus.RUNNING,
+               or_(Match.status == MatchStatus.QUEUED,
+                   and_(Match.status == MatchStatus.RUNNING, Match.lease_until < now)))
+        .order_by(Match.id)
+    ).all()
+    requeued = expired = 0
+    for match_id, status in rows:
+        if status == MatchStatus.RUNNING:
+            queue.enqueue(match_id)  # its worker is gone: RQ may still call the old job "started"
+            expired += 1
+        elif not queue.is_live(match_id):
+            queue.enqueue(match_id)
+            requeued += 1
+    finished = 0
+    for tournament_id in session.scalars(select(Tournament.id).where(Tournament.status == TournamentStatus.RUNNING)):
+        finished += finish_tournament_if_done(session, tournament_id)
+    return {"requeued": requeued, "expired_leases": expired, "tournaments_finished": finished}

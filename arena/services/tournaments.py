@@ -1,0 +1,166 @@
+"""Tournaments: schedule a seat-balanced round robin, store its matches, queue them, report progress."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from arena.queue import MatchQueue
+from arena.schedules import round_robin
+from arena.services.errors import Forbidden, Invalid, NotFound
+from arena.services.standings import standings_and_cross_table
+from arena.storage.models import (
+    Account,
+    Bot,
+    BotStatus,
+    Match,
+    MatchSeat,
+    MatchStatus,
+    Tournament,
+    TournamentStatus,
+    utcnow,
+)
+from referee.errors import RulesError
+from referee.games import GAMES
+
+MAX_MATCHES = 100_000
+
+
+def _int(value: Any, name: str, low: int, high: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise Invalid(f"{name} must be an integer from {low} to {high}")
+    return value
+
+
+def create_tournament(session: Session, organizer: Account, body: dict[str, Any]) -> Tournament:
+    """Validate, schedule and store; the caller commits, then queues the matches."""
+    if not organizer.is_admin:
+        raise Forbidden("only organizers may create tournaments")
+    game_name = body.get("game")
+    if game_name not in GAMES:
+        raise Invalid(f"game must be one of {sorted(GAMES)}")
+    spec = GAMES[game_name].spec
+    seats = _int(body.get("seats", spec.min_players), "seats", spec.min_players, spec.max_players)
+    cycles = _int(body.get("cycles", 1), "cycles", 1, 1000)
+    time_limit = _int(body.get("time_limit_ms", 1000), "time_limit_ms", 10, 60_000)
+    seed = _int(body.get("seed", 0), "seed", 0, 2**31 - 1)
+    params = body.get("params", {})
+    if not isinstance(params, dict):
+        raise Invalid("params must be an object")
+    bot_ids = body.get("bots")
+    if not isinstance(bot_ids, list) or not all(isinstance(b, int) and not isinstance(b, bool) for b in bot_ids):
+        raise Invalid("bots must be a list of bot ids")
+    if len(set(bot_ids)) != len(bot_ids):
+        raise Invalid("bots must not repeat")
+    if len(bot_ids) < seats:
+        raise Invalid(f"a {seats}-seat tournament needs at least {seats} bots")
+    bots = {bot.id: bot for bot in session.scalars(select(Bot).where(Bot.id.in_(bot_ids)))}
+    missing = sorted(set(bot_ids) - set(bots))
+    if missing:
+        raise Invalid(f"unknown bot id(s) {missing}")
+    wrong = sorted(b.id for b in bots.values() if b.game != game_name)
+    if wrong:
+        raise Invalid(f"bot(s) {wrong} do not play {game_name}")
+    inactive = sorted(b.id for b in bots.values() if b.status != BotStatus.ACTIVE)
+    if inactive:
+        raise Invalid(f"bot(s) {inactive} are disabled")
+    try:
+        GAMES[game_name].initial_state(seats, 0, params)
+    except RulesError as exc:
+        raise Invalid(f"params: {exc}") from None
+    schedule = round_robin(bot_ids, seats, cycles=cycles, seed=seed)
+    if len(schedule) > MAX_MATCHES:
+        raise Invalid(f"that schedule has {len(schedule)} matches; the limit is {MAX_MATCHES}")
+    tournament = Tournament(game=game_name, seats=seats, cycles=cycles, time_limit_ms=time_limit, seed=seed,
+                            params=params, bot_ids=list(bot_ids), status=TournamentStatus.RUNNING,
+                            total=len(schedule), created_by=organizer.id)
+    session.add(tournament)
+    session.flush()
+    for scheduled in schedule:
+        match = Match(tournament_id=tournament.id, game=game_name, num_players=seats, seed=scheduled.seed,
+                      params=params, time_limit_ms=time_limit, table_index=scheduled.table,
+                      rotation=scheduled.rotation, status=MatchStatus.QUEUED)
+        session.add(match)
+        session.flush()
+        for seat, bot_id in enumerate(scheduled.bots):
+            session.add(MatchSeat(match_id=match.id, seat=seat, bot_id=bot_id))
+    session.flush()
+    return tournament
+
+
+def queue_tournament(session: Session, queue: MatchQueue | None, tournament_id: int) -> int:
+    """Enqueue every unfinished match of the tournament (after the commit that stored them)."""
+    if queue is None:
+        return 0
+    ids = list(session.scalars(select(Match.id).where(Match.tournament_id == tournament_id,
+                                                      Match.status == MatchStatus.QUEUED).order_by(Match.id)))
+    for match_id in ids:
+        queue.enqueue(match_id)
+    return len(ids)
+
+
+def get_tournament(session: Session, tournament_id: int) -> Tournament:
+    tournament = session.get(Tournament, tournament_id)
+    if tournament is None:
+        raise NotFound(f"no tournament {tournament_id}")
+    return tournament
+
+
+def progress(session: Session, tournament_id: int) -> dict[str, int]:
+    counts = dict(session.execute(
+        select(Match.status, func.count()).where(Match.tournament_id == tournament_id).group_by(Match.status)
+    ).all())
+    total = sum(counts.values())
+    done = counts.get(MatchStatus.FINISHED, 0) + counts.get(MatchStatus.ERROR, 0)
+    return {"done": done, "total": total, "running": counts.get(MatchStatus.RUNNING, 0),
+            "queued": counts.get(MatchStatus.QUEUED, 0), "cancelled": counts.get(MatchStatus.CANCELLED, 0),
+            "errors": counts.get(MatchStatus.ERROR, 0)}
+
+
+def tournament_json(session: Session, tournament: Tournament, detail: bool = True) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": tournament.id,
+        "game": tournament.game,
+        "seats": tournament.seats,
+        "cycles": tournament.cycles,
+        "time_limit_ms": tournament.time_limit_ms,
+        "seed": tournament.seed,
+        "params": tournament.params,
+        "bots": tournament.bot_ids,
+        "status": tournament.status,
+        "created_at": tournament.created_at.isoformat(),
+        "finished_at": tournament.finished_at.isoformat() if tournament.finished_at else None,
+        "progress": progress(session, tournament.id),
+    }
+    if detail:
+        data.update(standings_and_cross_table(session, tournament))
+    return data
+
+
+def list_tournaments(session: Session, status: str | None = None, limit: int = 50) -> list[Tournament]:
+    query = select(Tournament).order_by(Tournament.id.desc()).limit(limit)
+    if status:
+        query = query.where(Tournament.status == status)
+    return list(session.scalars(query))
+
+
+def cancel_tournament(session: Session, organizer: Account, tournament_id: int,
+                      queue: MatchQueue | None) -> Tournament:
+    if not organizer.is_admin:
+        raise Forbidden("only organizers may cancel tournaments")
+    tournament = get_tournament(session, tournament_id)
+    if tournament.status != TournamentStatus.RUNNING:
+        return tournament
+    tournament.status = TournamentStatus.CANCELLED
+    tournament.finished_at = utcnow()
+    queued = list(session.scalars(select(Match.id).where(Match.tournament_id == tournament_id,
+                                                         Match.status == MatchStatus.QUEUED)))
+    session.execute(update(Match).where(Match.tournament_id == tournament_id, Match.status == MatchStatus.QUEUED)
+                    .values(status=MatchStatus.CANCELLED))
+    session.flush()
+    if queue is not None:
+        for match_id in queued:
+            queue.cancel(match_id)
+    return tournament

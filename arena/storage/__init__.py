@@ -1,0 +1,1 @@
+"""Durable storage: SQLAlchemy models, the database handle and migrations."""

@@ -1,0 +1,76 @@
+"""The database handle: one engine per process, sessions per unit of work, migrations on start.
+
+SQLite (the default) runs in WAL mode with a busy timeout so the web app and several workers can share
+one file; PostgreSQL is used as is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.orm import Session, sessionmaker
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+class Database:
+    """Engine + session factory for one database URL."""
+
+    def __init__(self, url: str, echo: bool = False) -> None:
+        self.url = url
+        kwargs: dict = {"echo": echo, "future": True}
+        if url.startswith("sqlite"):
+            path = url.split("///", 1)[-1]
+            if path and path != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            kwargs["connect_args"] = {"timeout": 30, "check_same_thread": False}
+        else:
+            kwargs.update(pool_pre_ping=True, pool_size=5, max_overflow=10)
+        self.engine: Engine = create_engine(url, **kwargs)
+        if url.startswith("sqlite"):
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A unit of work: commits on success, rolls back on any error."""
+        session = self.sessions()
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+        finally:
+            session.close()
+
+    def migrate(self) -> None:
+        """Bring the schema up to the newest migration (idempotent)."""
+        with self.engine.begin() as connection:
+            config = alembic_config(self.url)
+            config.attributes["connection"] = connection
+            command.upgrade(config, "head")
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def alembic_config(url: str) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return config

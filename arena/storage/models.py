@@ -1,0 +1,238 @@
+"""Durable records: accounts, bots, tournaments, matches and what happened in them.
+
+Status values are ``str`` enums; big documents (replays) are stored gzip-compressed; everything a page
+lists is indexed for its query.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class BotStatus(StrEnum):
+    ACTIVE = "active"
+    DISABLED = "disabled"
+
+
+class TournamentStatus(StrEnum):
+    RUNNING = "running"
+    FINISHED = "finished"
+    CANCELLED = "cancelled"
+
+
+class MatchStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"
+    CANCELLED = "cancelled"
+    ERROR = "error"  # the match could not be set up (a bug or a bad parameter): never retried
+
+
+class Base(DeclarativeBase):
+    type_annotation_map: ClassVar = {dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class Account(Base):
+    __tablename__ = "accounts"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(80), unique=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True, index=True)
+    is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    bots: Mapped[list[Bot]] = relationship(back_populates="owner")
+
+
+class Bot(Base):
+    __tablename__ = "bots"
+    __table_args__ = (UniqueConstraint("owner_id", "name", name="uq_bot_owner_name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), index=True)
+    name: Mapped[str] = mapped_column(String(80))
+    url: Mapped[str] = mapped_column(String(2000))
+    game: Mapped[str] = mapped_column(String(60), index=True)
+    secret: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(20), default=BotStatus.ACTIVE)
+    info: Mapped[dict[str, Any]] = mapped_column(default=dict)  # what GET / answered
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+    owner: Mapped[Account] = relationship(back_populates="bots")
+
+
+class Tournament(Base):
+    __tablename__ = "tournaments"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game: Mapped[str] = mapped_column(String(60), index=True)
+    seats: Mapped[int] = mapped_column(Integer)
+    cycles: Mapped[int] = mapped_column(Integer, default=1)
+    time_limit_ms: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    params: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    bot_ids: Mapped[list[Any]] = mapped_column(default=list)
+    status: Mapped[str] = mapped_column(String(20), default=TournamentStatus.RUNNING, index=True)
+    total: Mapped[int] = mapped_column(Integer, default=0)
+    created_by: Mapped[int] = mapped_column(ForeignKey("accounts.id"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class Match(Base):
+    __tablename__ = "matches"
+    __table_args__ = (
+        Index("ix_matches_tournament_status", "tournament_id", "status"),
+        Index("ix_matches_status_lease", "status", "lease_until"),
+        Index("ix_matches_board_finished", "game", "num_players", "status", "finished_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    tournament_id: Mapped[int | None] = mapped_column(ForeignKey("tournaments.id"), nullable=True)
+    game: Mapped[str] = mapped_column(String(60))
+    num_players: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    params: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    time_limit_ms: Mapped[int] = mapped_column(Integer)
+    table_index: Mapped[int] = mapped_column(Integer, default=0)
+    rotation: Mapped[int] = mapped_column(Integer, default=0)
+    status: Mapped[str] = mapped_column(String(20), default=MatchStatus.QUEUED)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    worker: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    replay_gz: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    steps: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+    seats: Mapped[list[MatchSeat]] = relationship(back_populates="match", order_by="MatchSeat.seat")
+
+
+class MatchSeat(Base):
+    """Who sat where and how it went: the row every bot page and leaderboard query reads."""
+
+    __tablename__ = "match_seats"
+    __table_args__ = (Index("ix_match_seats_bot_match", "bot_id", "match_id"),)
+
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), primary_key=True)
+    seat: Mapped[int] = mapped_column(Integer, primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    rank: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    forfeited: Mapped[bool] = mapped_column(Boolean, default=False)
+    decisions: Mapped[int] = mapped_column(Integer, default=0)
+    faults: Mapped[int] = mapped_column(Integer, default=0)
+    latency_sum_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    latency_max_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    latency_hist: Mapped[list[Any]] = mapped_column(default=list)  # counts per LATENCY_BUCKETS_MS bucket
+
+    match: Mapped[Match] = relationship(back_populates="seats")
+
+
+class Fault(Base):
+    """One recorded bot fault (per decision or per /start, /end call)."""
+
+    __tablename__ = "faults"
+    __table_args__ = (Index("ix_faults_bot_id", "bot_id", "id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), index=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    seat: Mapped[int] = mapped_column(Integer)
+    turn: Mapped[int] = mapped_column(Integer)
+    path: Mapped[str] = mapped_column(String(20))
+    kind: Mapped[str] = mapped_column(String(30))
+    message: Mapped[str] = mapped_column(Text)
+    excerpt: Mapped[str] = mapped_column(Text, default="")
+    latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Rating(Base):
+    """The stored fit of one leaderboard (game + player count): pages read this, never fit."""
+
+    __tablename__ = "ratings"
+    __table_args__ = (Index("ix_ratings_board", "game", "players", "rank"),)
+
+    game: Mapped[str] = mapped_column(String(60), primary_key=True)
+    players: Mapped[int] = mapped_column(Integer, primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), primary_key=True)
+    elo: Mapped[float] = mapped_column(Float, default=1500.0)
+    elo_low: Mapped[float] = mapped_column(Float, default=1500.0)
+    elo_high: Mapped[float] = mapped_column(Float, default=1500.0)
+    rank: Mapped[int] = mapped_column(Integer, default=0)
+    rank_low: Mapped[int] = mapped_column(Integer, default=0)
+    rank_high: Mapped[int] = mapped_column(Integer, default=0)
+    los_next: Mapped[float | None] = mapped_column(Float, nullable=True)
+    games: Mapped[int] = mapped_column(Integer, default=0)
+    wins: Mapped[float] = mapped_column(Float, default=0.0)
+    draws: Mapped[float] = mapped_column(Float, default=0.0)
+    losses: Mapped[float] = mapped_column(Float, default=0.0)
+
+
+class LeaderboardFit(Base):
+    """When a leaderboard was last fitted and over how many matches (a slower, older fit never
+    overwrites a newer one)."""
+
+    __tablename__ = "leaderboard_fits"
+
+    game: Mapped[str] = mapped_column(String(60), primary_key=True)
+    players: Mapped[int] = mapped_column(Integer, primary_key=True)
+    matches: Mapped[int] = mapped_column(Integer, default=0)
+    last_match_id: Mapped[int] = mapped_column(Integer, default=0)
+    duration_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+
+
+class LiveRating(Base):
+    """Incremental Elo, updated in the same transaction that records a match (so exactly once)."""
+
+    __tablename__ = "live_ratings"
+
+    game: Mapped[str] = mapped_column(String(60), primary_key=True)
+    players: Mapped[int] = mapped_column(Integer, primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), primary_key=True)
+    elo: Mapped[float] = mapped_column(Float, default=1500.0)
+    games: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class RatingPoint(Base):
+    """A bot's rating after a refit, for the rating-history plot."""
+
+    __tablename__ = "rating_points"
+    __table_args__ = (Index("ix_rating_points_bot", "bot_id", "game", "players", "id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    game: Mapped[str] = mapped_column(String(60))
+    players: Mapped[int] = mapped_column(Integer)
+    match_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    elo: Mapped[float] = mapped_column(Float)
+    live_elo: Mapped[float] = mapped_column(Float)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -1,0 +1,44 @@
+"""The Flask application factory: one app per call, resources attached, nothing connects at import."""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask
+
+from arena.bootstrap import Context, build_context
+from arena.config import Settings
+
+
+def create_app(settings: Settings | None = None, context: Context | None = None) -> Flask:
+    """Build the web app. Tests pass a context wired to their own database and queue."""
+    context = context or build_context(settings)
+    app = Flask(__name__)
+    app.config.update(
+        SECRET_KEY=context.settings.secret_key,
+        MAX_CONTENT_LENGTH=context.settings.max_request_bytes,
+        JSON_SORT_KEYS=False,
+    )
+    app.extensions["arena"] = context
+    from arena.web.api import api
+
+    app.register_blueprint(api, url_prefix="/api")
+    _json_errors_under_api(app)
+    if context.settings.env == "development":
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    return app
+
+
+def _json_errors_under_api(app: Flask) -> None:
+    """Unknown URLs and methods under /api answer JSON too (the blueprint only sees matched routes)."""
+    from flask import request
+    from werkzeug.exceptions import HTTPException
+
+    from arena.web.api.errors import error_response
+
+    @app.errorhandler(404)
+    @app.errorhandler(405)
+    def not_found(exc: HTTPException):  # type: ignore[no-untyped-def]
+        if request.path.startswith("/api"):
+            return error_response(exc.code or 404, "no such resource" if exc.code == 404 else "method not allowed")
+        return exc

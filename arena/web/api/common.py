@@ -1,0 +1,66 @@
+"""What every API view needs: the context, the caller's account, the JSON body, validation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import jsonschema
+from flask import current_app, request
+from sqlalchemy.orm import Session
+
+from arena.bootstrap import Context
+from arena.services.accounts import authenticate
+from arena.services.errors import Invalid, Unauthorized
+from arena.storage.models import Account
+
+
+def context() -> Context:
+    return current_app.extensions["arena"]
+
+
+@contextmanager
+def unit_of_work() -> Iterator[Session]:
+    with context().db.session() as session:
+        yield session
+
+
+def bearer_token() -> str | None:
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+def current_account(session: Session, required: bool = True) -> Account | None:
+    account = authenticate(session, bearer_token())
+    if account is None and required:
+        raise Unauthorized("a valid API token is required: send 'Authorization: Bearer <token>'")
+    return account
+
+
+def json_body(schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The request's JSON object, validated against ``schema`` when given."""
+    data = request.get_json(silent=True)
+    if not isinstance(data, dict):
+        raise Invalid("the body must be a JSON object (Content-Type: application/json)")
+    if schema is not None:
+        try:
+            jsonschema.validate(data, schema)
+        except jsonschema.ValidationError as exc:
+            where = "/".join(str(p) for p in exc.absolute_path) or "body"
+            raise Invalid(f"{where}: {exc.message}") from None
+    return data
+
+
+def int_arg(name: str, default: int | None = None, low: int = 0, high: int = 10**9) -> int | None:
+    raw = request.args.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise Invalid(f"query parameter {name} must be an integer") from None
+    if not low <= value <= high:
+        raise Invalid(f"query parameter {name} must be from {low} to {high}")
+    return value

@@ -1,0 +1,185 @@
+"""The OpenAPI 3.1 description of ``/api``, served at ``/api/openapi.json``. Request schemas here are
+the same objects the views validate bodies with, so the document cannot drift from the code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import jsonify
+
+from arena.web.api import api
+
+NAME = {"type": "string", "minLength": 1, "maxLength": 80}
+
+ACCOUNT_CREATE = {
+    "type": "object", "additionalProperties": False, "required": ["name"],
+    "properties": {"name": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{1,39}$"}},
+}
+BOT_CREATE = {
+    "type": "object", "additionalProperties": False, "required": ["name", "url", "game"],
+    "properties": {"name": NAME, "url": {"type": "string", "minLength": 1, "maxLength": 2000},
+                   "game": {"type": "string", "minLength": 1, "maxLength": 60}},
+}
+BOT_UPDATE = {
+    "type": "object", "additionalProperties": False, "minProperties": 1,
+    "properties": {"name": NAME, "url": {"type": "string", "minLength": 1, "maxLength": 2000},
+                   "status": {"enum": ["active", "disabled"]}},
+}
+TOURNAMENT_CREATE = {
+    "type": "object", "additionalProperties": False, "required": ["game", "bots"],
+    "properties": {
+        "game": {"type": "string", "minLength": 1, "maxLength": 60},
+        "bots": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 2**62}, "minItems": 2,
+                 "maxItems": 1000, "uniqueItems": True},
+        "seats": {"type": "integer", "minimum": 2, "maximum": 6},
+        "cycles": {"type": "integer", "minimum": 1, "maximum": 1000},
+        "time_limit_ms": {"type": "integer", "minimum": 10, "maximum": 60000},
+        "seed": {"type": "integer", "minimum": 0, "maximum": 2**31 - 1},
+        "params": {"type": "object"},
+    },
+}
+
+ERROR = {"type": "object", "required": ["error", "status"],
+         "properties": {"error": {"type": "string"}, "status": {"type": "integer"}, "details": {}}}
+BOT = {
+    "type": "object", "required": ["id", "name", "owner", "game", "status", "created_at"],
+    "properties": {"id": {"type": "integer"}, "name": {"type": "string"}, "owner": {"type": "string"},
+                   "game": {"type": "string"}, "status": {"type": "string"}, "version": {"type": ["string", "null"]},
+                   "author": {"type": ["string", "null"]}, "created_at": {"type": "string"},
+                   "url": {"type": "string"}, "secret": {"type": "string"}},
+}
+PROGRESS = {"type": "object", "required": ["done", "total"],
+            "properties": {k: {"type": "integer"} for k in
+                           ("done", "total", "running", "queued", "cancelled", "errors")}}
+TOURNAMENT = {
+    "type": "object", "required": ["id", "game", "seats", "status", "progress"],
+    "properties": {"id": {"type": "integer"}, "game": {"type": "string"}, "seats": {"type": "integer"},
+                   "cycles": {"type": "integer"}, "time_limit_ms": {"type": "integer"}, "seed": {"type": "integer"},
+                   "params": {"type": "object"}, "bots": {"type": "array", "items": {"type": "integer"}},
+                   "status": {"type": "string"}, "created_at": {"type": "string"},
+                   "finished_at": {"type": ["string", "null"]}, "progress": PROGRESS,
+                   "standings": {"type": "array", "items": {"type": "object"}},
+                   "cross_table": {"type": "object"}},
+}
+MATCH = {
+    "type": "object", "required": ["id", "game", "players", "status", "seats"],
+    "properties": {"id": {"type": "integer"}, "tournament": {"type": ["integer", "null"]},
+                   "game": {"type": "string"}, "players": {"type": "integer"}, "seed": {"type": "integer"},
+                   "status": {"type": "string"}, "result": {"type": ["object", "null"]},
+                   "seats": {"type": "array", "items": {"type": "object"}},
+                   "created_at": {"type": "string"}, "finished_at": {"type": ["string", "null"]},
+                   "replay": {"type": ["object", "null"]}, "error": {"type": ["string", "null"]}},
+}
+LEADERBOARD = {
+    "type": "object", "required": ["game", "players", "entries"],
+    "properties": {"game": {"type": "string"}, "players": {"type": "integer"},
+                   "available_players": {"type": "array", "items": {"type": "integer"}},
+                   "entries": {"type": "array", "items": {
+                       "type": "object",
+                       "required": ["rank", "bot_id", "name", "elo", "elo_low", "elo_high", "games"],
+                       "properties": {"rank": {"type": "integer"}, "rank_low": {"type": "integer"},
+                                      "rank_high": {"type": "integer"}, "bot_id": {"type": "integer"},
+                                      "name": {"type": "string"}, "owner": {"type": "string"},
+                                      "elo": {"type": "number"}, "elo_low": {"type": "number"},
+                                      "elo_high": {"type": "number"}, "games": {"type": "integer"},
+                                      "live_elo": {"type": "number"}, "los_next": {"type": ["number", "null"]},
+                                      "fault_rate": {"type": ["number", "null"]}}}}},
+}
+
+
+def _json(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"content": {"application/json": {"schema": schema}}}
+
+
+def _errors(*codes: int) -> dict[str, Any]:
+    return {str(code): {"description": "error", **_json({"$ref": "#/components/schemas/Error"})} for code in codes}
+
+
+def _op(summary: str, ok: int, schema: dict[str, Any] | None, *codes: int, body: str | None = None,
+        auth: bool = False, params: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    op: dict[str, Any] = {"summary": summary, "responses": {
+        str(ok): {"description": "ok", **(_json(schema) if schema is not None else {})}, **_errors(*codes)}}
+    if body:
+        op["requestBody"] = {"required": True, **_json({"$ref": f"#/components/schemas/{body}"})}
+    if auth:
+        op["security"] = [{"bearer": []}]
+    if params:
+        op["parameters"] = params
+    return op
+
+
+def _path_id(name: str) -> dict[str, Any]:
+    return {"name": name, "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1,
+                                                                      "maximum": 2**62}}
+
+
+def _query(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "in": "query", "required": False, "schema": schema}
+
+
+def spec() -> dict[str, Any]:
+    limit = _query("limit", {"type": "integer", "minimum": 1, "maximum": 500})
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Bot arena API", "version": "1.0.0",
+                 "description": "Accounts, bots, tournaments, matches, leaderboards. See docs/api.md."},
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {"Error": ERROR, "AccountCreate": ACCOUNT_CREATE, "BotCreate": BOT_CREATE,
+                        "BotUpdate": BOT_UPDATE, "TournamentCreate": TOURNAMENT_CREATE, "Bot": BOT,
+                        "Tournament": TOURNAMENT, "Match": MATCH, "Leaderboard": LEADERBOARD},
+        },
+        "paths": {
+            "/api/games": {"get": _op("registered games", 200, {"type": "array", "items": {"type": "object"}})},
+            "/api/accounts": {"post": _op(
+                "sign up; answers the API token once", 201,
+                {"type": "object", "required": ["id", "name", "token"],
+                 "properties": {"id": {"type": "integer"}, "name": {"type": "string"}, "token": {"type": "string"},
+                                "is_admin": {"type": "boolean"}}},
+                400, 403, 409, 413, 422, 429, body="AccountCreate")},
+            "/api/bots": {
+                "get": _op("list bots", 200, {"type": "array", "items": {"$ref": "#/components/schemas/Bot"}}, 422,
+                           params=[_query("game", {"type": "string"}), limit,
+                                   _query("offset", {"type": "integer", "minimum": 0, "maximum": 10**9})]),
+                "post": _op("submit a bot; health-checked; answers its signing secret once", 201,
+                            {"$ref": "#/components/schemas/Bot"}, 400, 401, 409, 413, 422, 429, body="BotCreate",
+                            auth=True),
+            },
+            "/api/bots/{bot_id}": {
+                "get": _op("one bot", 200, {"$ref": "#/components/schemas/Bot"}, 404, params=[_path_id("bot_id")]),
+                "patch": _op("change a bot (owner only)", 200, {"$ref": "#/components/schemas/Bot"},
+                             400, 401, 403, 404, 409, 413, 422, body="BotUpdate", auth=True,
+                             params=[_path_id("bot_id")]),
+                "delete": _op("retire a bot (owner only)", 204, None, 401, 403, 404, auth=True,
+                              params=[_path_id("bot_id")]),
+            },
+            "/api/tournaments": {
+                "get": _op("list tournaments", 200,
+                           {"type": "array", "items": {"$ref": "#/components/schemas/Tournament"}}, 422,
+                           params=[_query("status", {"enum": ["running", "finished", "cancelled"]}), limit]),
+                "post": _op("create a round robin (organizers)", 201, {"$ref": "#/components/schemas/Tournament"},
+                            400, 401, 403, 413, 422, 429, body="TournamentCreate", auth=True),
+            },
+            "/api/tournaments/{tournament_id}": {"get": _op(
+                "status, progress, standings, cross-table", 200, {"$ref": "#/components/schemas/Tournament"}, 404,
+                params=[_path_id("tournament_id")])},
+            "/api/tournaments/{tournament_id}/cancel": {"post": _op(
+                "cancel (organizers)", 200, {"$ref": "#/components/schemas/Tournament"}, 401, 403, 404, auth=True,
+                params=[_path_id("tournament_id")])},
+            "/api/matches": {"get": _op(
+                "matches, newest first", 200, {"type": "array", "items": {"$ref": "#/components/schemas/Match"}},
+                422, params=[_query("tournament", {"type": "integer", "minimum": 1, "maximum": 2**62}),
+                             _query("bot", {"type": "integer", "minimum": 1, "maximum": 2**62}), limit])},
+            "/api/matches/{match_id}": {"get": _op(
+                "result and replay", 200, {"$ref": "#/components/schemas/Match"}, 404, params=[_path_id("match_id")])},
+            "/api/leaderboards/{game}": {"get": _op(
+                "Elo with 95% intervals", 200, {"$ref": "#/components/schemas/Leaderboard"}, 404, 422,
+                params=[{"name": "game", "in": "path", "required": True, "schema": {"type": "string"}},
+                        _query("players", {"type": "integer", "minimum": 2, "maximum": 6})])},
+        },
+    }
+
+
+@api.get("/openapi.json")
+def openapi_json():  # type: ignore[no-untyped-def]
+    return jsonify(spec())

@@ -1,0 +1,80 @@
+"""``arena worker``: an RQ worker for the match queue, plus the reconciler, surviving Redis restarts.
+
+Any number of workers on any number of hosts may share one Redis and one database. Each runs matches
+one at a time in its own process (RQ ``SimpleWorker``: no fork per match; a match waits on the
+network, so run several workers per core). Every ``reconcile_interval_s`` one of them (a Redis lock
+picks which) re-queues what the database says is unfinished.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from rq import SimpleWorker
+
+from arena.bootstrap import Context
+from arena.jobs import set_worker_context, worker_name
+from arena.services.reconcile import reconcile
+
+log = logging.getLogger("arena.worker")
+RECONCILE_LOCK = "arena:reconcile-lock"
+
+
+def reconcile_once(context: Context) -> dict[str, int] | None:
+    """Run the reconciler if no other worker did within the interval; None when skipped."""
+    assert context.queue is not None
+    redis = context.queue.redis
+    if not redis.set(RECONCILE_LOCK, worker_name(), nx=True, ex=max(1, context.settings.reconcile_interval_s)):
+        return None
+    with context.db.session() as session:
+        return reconcile(session, context.queue)
+
+
+class Reconciler(threading.Thread):
+    def __init__(self, context: Context) -> None:
+        super().__init__(name="arena-reconciler", daemon=True)
+        self.context = context
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        interval = max(1, self.context.settings.reconcile_interval_s)
+        while not self.stopping.wait(interval):
+            try:
+                outcome = reconcile_once(self.context)
+                if outcome and any(outcome.values()):
+                    log.info("reconciled: %s", outcome)
+            except (RedisError, OSError) as exc:
+                log.warning("reconcile skipped, Redis unavailable: %s", exc)
+            except Exception:
+                log.exception("reconcile failed")
+
+
+def run_worker(context: Context, burst: bool = False, reconcile_in_background: bool = True) -> int:
+    """Work the match queue until stopped (or until it is empty with ``burst``)."""
+    if context.queue is None:
+        raise SystemExit("a worker needs Redis: set ARENA_REDIS_URL")
+    set_worker_context(context)
+    reconciler = Reconciler(context) if reconcile_in_background and not burst else None
+    if reconciler:
+        reconciler.start()
+    try:
+        while True:
+            try:
+                worker = SimpleWorker([context.queue.queue], connection=context.queue.redis, name=_rq_name())
+                worker.work(burst=burst, with_scheduler=True, logging_level="WARNING")
+                return 0
+            except (RedisConnectionError, RedisTimeoutError, ConnectionRefusedError) as exc:
+                log.warning("Redis unavailable (%s); retrying in 1 s", exc)
+                time.sleep(1)
+    finally:
+        if reconciler:
+            reconciler.stopping.set()
+
+
+def _rq_name() -> str:
+    return f"{worker_name()}:{time.monotonic_ns() % 1_000_000}"
