@@ -40,6 +40,7 @@ def ranking_kind(game: str) -> str:
 def update_live(session: Session, game: str, bots: list[int], result: dict[str, Any]) -> None:
     """Classic incremental Elo for the moment-to-moment ladder (order-dependent, shown as provisional)."""
     players = len(bots)
+    lock_board(session, game, players)
     rows = {r.bot_id: r for r in session.scalars(select(LiveRating).where(
         LiveRating.game == game, LiveRating.players == players, LiveRating.bot_id.in_(bots)))}
     elo = LiveElo()
@@ -77,7 +78,7 @@ def refit(db: Database, game: str, players: int, match_id: int | None = None) ->
         log, last_id = match_log(session, game, players)
     table = fit_leaderboard(log, rng=random.Random(BOOTSTRAP_SEED)) if log else []
     with db.session() as session:
-        _lock_board(session, game, players)
+        lock_board(session, game, players)
         fit = session.get(LeaderboardFit, (game, players))
         if fit is not None and fit.last_match_id > last_id:
             return fit.matches  # a newer fit got there first
@@ -97,7 +98,7 @@ def refit(db: Database, game: str, players: int, match_id: int | None = None) ->
     return len(log)
 
 
-def _lock_board(session: Session, game: str, players: int) -> None:
+def lock_board(session: Session, game: str, players: int) -> None:
     """Serialise writers of one leaderboard (PostgreSQL advisory lock; SQLite serialises writes anyway)."""
     if session.bind is not None and session.bind.dialect.name == "postgresql":
         session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"board:{game}:{players}"})

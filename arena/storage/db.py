@@ -19,12 +19,21 @@ MIGRATIONS = Path(__file__).with_name("migrations")
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+    dbapi_connection.isolation_level = None  # SQLAlchemy's "begin" event below issues BEGIN itself
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
+
+
+def _sqlite_begin(conn) -> None:  # type: ignore[no-untyped-def]
+    """Writers take the write lock at BEGIN (IMMEDIATE): a read-then-write transaction can then never
+    fail on a snapshot that another writer made stale. Read-only units of work begin DEFERRED and, in
+    WAL mode, never wait for writers."""
+    mode = "DEFERRED" if conn.get_execution_options().get("readonly") else "IMMEDIATE"
+    conn.exec_driver_sql(f"BEGIN {mode}")
 
 
 class Database:
@@ -43,12 +52,15 @@ class Database:
         self.engine: Engine = create_engine(url, **kwargs)
         if url.startswith("sqlite"):
             event.listen(self.engine, "connect", _sqlite_pragmas)
+            event.listen(self.engine, "begin", _sqlite_begin)
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self.read_sessions = sessionmaker(self.engine.execution_options(readonly=True), expire_on_commit=False)
 
     @contextmanager
-    def session(self) -> Iterator[Session]:
-        """A unit of work: commits on success, rolls back on any error."""
-        session = self.sessions()
+    def session(self, readonly: bool = False) -> Iterator[Session]:
+        """A unit of work: commits on success, rolls back on any error. ``readonly`` units never take
+        SQLite's write lock (pages and GET requests use them)."""
+        session = (self.read_sessions if readonly else self.sessions)()
         try:
             yield session
             session.commit()

@@ -22,7 +22,8 @@ def context() -> Context:
 
 @contextmanager
 def unit_of_work() -> Iterator[Session]:
-    with context().db.session() as session:
+    """One transaction per request; GET and HEAD never take the database's write lock."""
+    with context().db.session(readonly=request.method in ("GET", "HEAD")) as session:
         yield session
 
 

@@ -1,0 +1,39 @@
+"""The server-rendered pages: thin views over the same service functions as the JSON API.
+
+Forms are CSRF-protected here only: the API under ``/api`` authenticates with Bearer tokens (no
+cookies), so it stays exempt. A signed-in page visitor is remembered in the signed session cookie by
+account id and token hash, never by the token itself.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, Flask, current_app
+from flask_wtf.csrf import CSRFProtect
+
+pages = Blueprint("pages", __name__)
+
+
+def register_pages(app: Flask) -> None:
+    """Attach the pages and their CSRF check to an app built by ``create_app``."""
+    app.config.setdefault("WTF_CSRF_CHECK_DEFAULT", False)  # checked by the pages blueprint, not app-wide
+    app.config.setdefault("SESSION_COOKIE_SAMESITE", "Lax")
+    app.config.setdefault("SESSION_COOKIE_HTTPONLY", True)
+    CSRFProtect(app)
+    app.register_blueprint(pages)
+
+
+@pages.before_request
+def _check_csrf() -> None:
+    current_app.extensions["csrf"].protect()
+
+
+from arena.web.pages import (  # noqa: E402,F401 - routes register themselves on the blueprint
+    accounts,
+    bots,
+    docs,
+    errors,
+    home,
+    leaderboards,
+    matches,
+    tournaments,
+)

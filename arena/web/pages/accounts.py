@@ -1,0 +1,64 @@
+"""Sign-up (the token is shown once), sign-in by pasting a token, sign-out."""
+
+from __future__ import annotations
+
+from flask import make_response, redirect, request, url_for
+from werkzeug.wrappers import Response
+
+from arena.services.accounts import authenticate, create_account
+from arena.services.errors import ServiceError
+from arena.web.pages import pages
+from arena.web.pages.common import context, page, sign_in, sign_out, unit_of_work
+from arena.web.pages.forms import LoginForm, LogoutForm, SignupForm
+
+
+def _safe_next(target: str | None) -> str:
+    """Only same-site paths, so a crafted link cannot send a fresh sign-in elsewhere."""
+    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
+        return target
+    return url_for("pages.home")
+
+
+@pages.route("/signup", methods=["GET", "POST"])
+def signup() -> tuple[str, int] | Response:
+    if not context().settings.open_signup:
+        return page("signup.html", 403, form=None, closed=True)
+    form = SignupForm()
+    error = None
+    if form.validate_on_submit():
+        try:
+            with unit_of_work() as session:
+                account, token = create_account(session, form.name.data.strip())
+                sign_in(account)
+                name = account.name
+        except ServiceError as exc:
+            error = exc.message
+        else:
+            response = make_response(page("token.html", 201, name=name, token=token))
+            response.headers["Cache-Control"] = "no-store"
+            return response
+    status = 422 if request.method == "POST" else 200
+    return page("signup.html", status, form=form, error=error, closed=False)
+
+
+@pages.route("/login", methods=["GET", "POST"])
+def login() -> tuple[str, int] | Response:
+    form = LoginForm()
+    error = None
+    if form.validate_on_submit():
+        with unit_of_work() as session:
+            account = authenticate(session, form.token.data.strip())
+            if account is not None:
+                sign_in(account)
+                return redirect(_safe_next(request.args.get("next")))
+        error = "That token is not valid. Tokens start with arena_ and are shown once, at sign-up."
+    status = 422 if request.method == "POST" else 200
+    return page("login.html", status, form=form, error=error)
+
+
+@pages.post("/logout")
+def logout() -> Response:
+    form = LogoutForm()
+    if form.validate_on_submit():
+        sign_out()
+    return redirect(url_for("pages.home"))

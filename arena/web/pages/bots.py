@@ -1,0 +1,71 @@
+"""A bot's page (ratings, history, results by seat, latency, faults, matches) and the submission form.
+
+The URL is shown to the bot's owner only, fault excerpts too (they quote what the bot sent); the
+signing secret is shown once, in the answer to a successful submission, and never again.
+"""
+
+from __future__ import annotations
+
+from flask import make_response, redirect, request, url_for
+from werkzeug.wrappers import Response
+
+from arena.services import bots as bot_service
+from arena.services import page_queries
+from arena.services.errors import ServiceError
+from arena.web.pages import pages
+from arena.web.pages.charts import history_chart
+from arena.web.pages.common import context, page, unit_of_work, viewer
+from arena.web.pages.forms import BotForm
+from referee.games import GAMES
+
+
+@pages.get("/bots/<int:bot_id>")
+def bot_page(bot_id: int) -> tuple[str, int]:
+    with unit_of_work() as session:
+        account = viewer(session)
+        bot = bot_service.get_bot(session, bot_id)
+        is_owner = account is not None and account.id == bot.owner_id
+        data = {
+            "bot": {"id": bot.id, "name": bot.name, "owner": bot.owner.name, "game": bot.game, "status": bot.status,
+                    "version": bot.info.get("version"), "author": bot.info.get("author"),
+                    "created_at": bot.created_at, "url": bot.url if is_owner else None},
+            "is_owner": is_owner,
+            "ratings": page_queries.bot_ratings(session, bot_id),
+            "chart": history_chart(page_queries.rating_history(session, bot_id)),
+            "seats": page_queries.results_by_seat(session, bot_id),
+            "latency": page_queries.latency_summary(session, bot_id),
+            "fault_counts": page_queries.fault_counts(session, bot_id),
+            "last_faults": page_queries.last_faults(session, bot_id) if is_owner else [],
+            "matches": page_queries.bot_matches(session, bot_id),
+        }
+    data["game_title"] = GAMES[data["bot"]["game"]].spec.title if data["bot"]["game"] in GAMES else data["bot"]["game"]
+    return page("bot.html", **data)
+
+
+@pages.route("/bots/new", methods=["GET", "POST"])
+def new_bot() -> tuple[str, int] | Response:
+    ctx = context()
+    with unit_of_work() as session:
+        if viewer(session) is None:
+            return redirect(url_for("pages.login", next=request.path))
+    form = BotForm()
+    error, problems, status = None, [], 200
+    if request.method == "POST":
+        status = 422
+    if form.validate_on_submit():
+        try:
+            with unit_of_work() as session:
+                owner = viewer(session)
+                assert owner is not None
+                bot, secret = bot_service.register_bot(session, owner, form.name.data.strip(), form.url.data.strip(),
+                                                       form.game.data, ctx.settings, ctx.health_check)
+                created = {"id": bot.id, "name": bot.name, "game": bot.game, "url": bot.url}
+        except ServiceError as exc:
+            error, status = exc.message, exc.status
+            details = exc.details if isinstance(exc.details, dict) else {}
+            problems = [str(p) for p in details.get("problems", [])]
+        else:
+            response = make_response(page("bot_created.html", 201, bot=created, secret=secret))
+            response.headers["Cache-Control"] = "no-store"
+            return response
+    return page("bot_new.html", status, form=form, error=error, problems=problems)

@@ -1,0 +1,63 @@
+"""What every page view needs: the context, a unit of work, who is looking, and the page shell."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from flask import current_app, g, render_template, session
+from sqlalchemy.orm import Session
+
+from arena.bootstrap import Context
+from arena.storage.models import Account
+
+SESSION_ACCOUNT = "account_id"
+SESSION_TOKEN_HASH = "token_hash"
+
+
+def context() -> Context:
+    return current_app.extensions["arena"]
+
+
+@contextmanager
+def unit_of_work() -> Iterator[Session]:
+    with context().db.session() as db_session:
+        yield db_session
+
+
+def viewer(db_session: Session) -> Account | None:
+    """The signed-in account, if the session still matches its token (a changed token signs it out)."""
+    account_id = session.get(SESSION_ACCOUNT)
+    if account_id is None:
+        return None
+    account = db_session.get(Account, account_id)
+    if account is None or account.token_hash != session.get(SESSION_TOKEN_HASH):
+        session.clear()
+        return None
+    g.viewer = {"id": account.id, "name": account.name, "is_admin": account.is_admin}
+    return account
+
+
+def sign_in(account: Account) -> None:
+    session.clear()
+    session[SESSION_ACCOUNT] = account.id
+    session[SESSION_TOKEN_HASH] = account.token_hash
+
+
+def sign_out() -> None:
+    session.clear()
+
+
+def page(template: str, status: int = 200, **values: Any) -> tuple[str, int]:
+    """Render a page; the header knows who is signed in (looked up once per request)."""
+    if "viewer" not in g and SESSION_ACCOUNT in session:
+        with unit_of_work() as db_session:
+            viewer(db_session)
+    return render_template(template, **values), status
+
+
+def signed_in_name() -> str | None:
+    """The header's account name (set by ``viewer`` or ``page``)."""
+    info = g.get("viewer")
+    return info["name"] if info else None

@@ -1,0 +1,43 @@
+"""Errors on pages are pages: a service's message with its status, a CSRF refusal that says what to do."""
+
+from __future__ import annotations
+
+import logging
+
+from flask_wtf.csrf import CSRFError
+from werkzeug.exceptions import HTTPException
+
+from arena.services.errors import ServiceError
+from arena.web.pages import pages
+from arena.web.pages.common import page
+
+log = logging.getLogger("arena.web")
+TITLES = {400: "Bad request", 401: "Sign in needed", 403: "Not allowed", 404: "Not found", 409: "Conflict",
+          422: "Not valid", 500: "Something went wrong"}
+
+
+def error_page(status: int, message: str) -> tuple[str, int]:
+    return page("error.html", status, status_code=status, title=TITLES.get(status, "Error"), message=message)
+
+
+@pages.errorhandler(CSRFError)
+def csrf_refused(exc: CSRFError) -> tuple[str, int]:
+    return error_page(400, f"The form could not be accepted ({exc.description}) Reload the form and try again.")
+
+
+@pages.errorhandler(ServiceError)
+def service_error(exc: ServiceError) -> tuple[str, int]:
+    return error_page(exc.status, exc.message)
+
+
+@pages.errorhandler(HTTPException)
+def http_error(exc: HTTPException) -> tuple[str, int]:
+    return error_page(exc.code or 500, exc.description or exc.name)
+
+
+@pages.errorhandler(Exception)
+def unexpected(exc: Exception) -> tuple[str, int]:
+    if isinstance(exc, HTTPException):
+        return http_error(exc)
+    log.exception("unexpected error on a page")
+    return error_page(500, "An internal error occurred; it has been logged.")

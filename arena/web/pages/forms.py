@@ -1,0 +1,89 @@
+"""The page forms. They check shape only (present, a number, a JSON object); the services decide
+what is valid, and their messages are shown next to the form."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from flask_wtf import FlaskForm
+from wtforms import IntegerField, PasswordField, SelectField, SelectMultipleField, StringField, TextAreaField
+from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional, ValidationError
+from wtforms.widgets import CheckboxInput, ListWidget
+
+from referee.games import GAMES
+
+
+def game_choices() -> list[tuple[str, str]]:
+    return [(name, f"{GAMES[name].spec.title} ({name})") for name in sorted(GAMES)]
+
+
+class SignupForm(FlaskForm):
+    name = StringField("Account name", validators=[DataRequired("Choose a name."), Length(2, 40)],
+                       description="2-40 letters, digits, '_', '.' or '-', starting with a letter or digit.")
+
+
+class LoginForm(FlaskForm):
+    token = PasswordField("API token", validators=[DataRequired("Paste the token you got at sign-up.")],
+                          description="The token starts with arena_. It is never stored in your browser.")
+
+
+class LogoutForm(FlaskForm):
+    """Only the CSRF token: signing out is a POST so another site cannot do it for you."""
+
+
+class BotForm(FlaskForm):
+    name = StringField("Bot name", validators=[DataRequired("Give your bot a name."), Length(1, 60)])
+    url = StringField("Base URL", validators=[DataRequired("Where does your bot listen?"), Length(1, 2000)],
+                      description="The arena calls GET {url}/ now (the health check), then /start, /act and /end.")
+    game = SelectField("Game", choices=[], validators=[DataRequired()])
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.game.choices = game_choices()
+
+
+class MultiCheckboxField(SelectMultipleField):
+    widget = ListWidget(prefix_label=False)
+    option_widget = CheckboxInput()
+
+
+def _json_object(_form: FlaskForm, field: TextAreaField) -> None:
+    text = (field.data or "").strip()
+    if not text:
+        field.parsed = {}
+        return
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ValidationError(f"Not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ValidationError('Parameters must be a JSON object, e.g. {"supply": 50}.')
+    field.parsed = value
+
+
+class TournamentForm(FlaskForm):
+    game = SelectField("Game", choices=[], validators=[DataRequired()])
+    seats = IntegerField("Seats per table", validators=[InputRequired("How many players per match?"),
+                                                        NumberRange(2, 6)], default=3)
+    cycles = IntegerField("Cycles", validators=[InputRequired(), NumberRange(1, 1000)], default=1,
+                          description="Each cycle plays every table in every seat rotation once.")
+    time_limit_ms = IntegerField("Time per decision (ms)", validators=[InputRequired(), NumberRange(10, 60_000)],
+                                 default=1000)
+    seed = IntegerField("Seed", validators=[Optional(), NumberRange(0, 2**31 - 1)], default=0)
+    bots = MultiCheckboxField("Bots", coerce=int, choices=[],
+                              validators=[DataRequired("Pick the bots that play (at least as many as seats).")])
+    params = TextAreaField("Game parameters (JSON object, optional)", validators=[_json_object],
+                           description="See the game's documentation; unknown parameters are refused.")
+
+    def __init__(self, *args: Any, bots: list[dict[str, Any]] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.game.choices = game_choices()
+        self.bot_rows = bots or []
+        self.bots.choices = [(b["id"], f"{b['name']} ({b['owner']})") for b in self.bot_rows]
+
+    def body(self) -> dict[str, Any]:
+        """The request body ``create_tournament`` takes, as the API would send it."""
+        return {"game": self.game.data, "seats": self.seats.data, "cycles": self.cycles.data,
+                "time_limit_ms": self.time_limit_ms.data, "seed": self.seed.data or 0,
+                "bots": list(self.bots.data or []), "params": getattr(self.params, "parsed", {})}

@@ -1,0 +1,32 @@
+"""``/leaderboards/<game>``: the stored Arena Elo table of one game and player count (never refitted here)."""
+
+from __future__ import annotations
+
+from flask import request
+
+from arena.services.errors import Invalid
+from arena.services.leaderboards import leaderboard
+from arena.web.pages import pages
+from arena.web.pages.charts import interval_scale
+from arena.web.pages.common import page, unit_of_work, viewer
+from referee.games import GAMES
+
+
+def players_arg() -> int | None:
+    raw = request.args.get("players", "")
+    if not raw:
+        return None
+    if not raw.isdigit():
+        raise Invalid("players must be a whole number")
+    return int(raw)
+
+
+@pages.get("/leaderboards/<game>")
+def leaderboard_page(game: str) -> tuple[str, int]:
+    players = players_arg()
+    with unit_of_work() as session:
+        viewer(session)
+        board = leaderboard(session, game, players)
+    spec = GAMES[game].spec
+    return page("leaderboard.html", board=board, spec=spec, scale=interval_scale(board["entries"]),
+                choices=sorted(set(board["available_players"]) | {board["players"]}))

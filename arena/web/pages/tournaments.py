@@ -1,0 +1,64 @@
+"""A tournament's page (progress that updates itself, standings, cross-table, matches) and the
+organizers' form to start one."""
+
+from __future__ import annotations
+
+from flask import redirect, request, url_for
+from werkzeug.wrappers import Response
+
+from arena.services import page_queries
+from arena.services import tournaments as service
+from arena.services.errors import ServiceError
+from arena.storage.models import TournamentStatus
+from arena.web.pages import pages
+from arena.web.pages.common import context, page, unit_of_work, viewer
+from arena.web.pages.errors import error_page
+from arena.web.pages.forms import TournamentForm
+from referee.games import GAMES
+
+MATCHES_PER_PAGE = 100
+CROSS_TABLE_MAX = 24  # bots; a bigger table would not be readable on a page
+
+
+@pages.get("/tournaments/<int:tournament_id>")
+def tournament_page(tournament_id: int) -> tuple[str, int]:
+    page_number = max(1, request.args.get("page", 1, type=int) or 1)
+    with unit_of_work() as session:
+        viewer(session)
+        tournament = service.get_tournament(session, tournament_id)
+        data = service.tournament_json(session, tournament)
+        matches = page_queries.tournament_matches(session, tournament_id, MATCHES_PER_PAGE,
+                                                  (page_number - 1) * MATCHES_PER_PAGE)
+    total = data["progress"]["total"]
+    names = {s["bot_id"]: s["name"] for s in data["standings"]}
+    spec = GAMES[data["game"]].spec if data["game"] in GAMES else None
+    return page("tournament.html", t=data, spec=spec, matches=matches, names=names, page_number=page_number,
+                pages=max(1, -(-total // MATCHES_PER_PAGE)), show_cross=len(data["bots"]) <= CROSS_TABLE_MAX,
+                running=data["status"] == TournamentStatus.RUNNING)
+
+
+@pages.route("/tournaments/new", methods=["GET", "POST"])
+def new_tournament() -> tuple[str, int] | Response:
+    with unit_of_work() as session:
+        account = viewer(session)
+        if account is None:
+            return redirect(url_for("pages.login", next=request.path))
+        if not account.is_admin:
+            return error_page(403, "Only organizers may start tournaments. Ask an organizer for an organizer token.")
+        bots = page_queries.active_bots(session)
+    form = TournamentForm(bots=bots)
+    error, status = None, 422 if request.method == "POST" else 200
+    if form.validate_on_submit():
+        ctx = context()
+        try:
+            with unit_of_work() as session:
+                organizer = viewer(session)
+                assert organizer is not None
+                tournament_id = service.create_tournament(session, organizer, form.body()).id
+        except ServiceError as exc:
+            error, status = exc.message, exc.status
+        else:
+            with unit_of_work() as session:  # after the commit, so a worker finds every match it is handed
+                service.queue_tournament(session, ctx.queue, tournament_id)
+            return redirect(url_for("pages.tournament_page", tournament_id=tournament_id))
+    return page("tournament_new.html", status, form=form, error=error, queue=context().queue is not None)
