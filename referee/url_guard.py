@@ -48,8 +48,8 @@ def address_problem(address: str, allow_loopback: bool) -> str | None:
         ("unspecified", ip.is_unspecified),
         ("link-local", ip.is_link_local),
         ("multicast", ip.is_multicast),
-        ("private", ip.is_private),
         ("reserved", ip.is_reserved),
+        ("private", ip.is_private),
     ):
         if flag:
             return f"{address} is a {label} address"
