@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from arena.cli import match_commands, service_commands
+from arena.cli import match_commands, service_commands, tournament_commands
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -14,6 +14,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     match_commands.register(sub)
     service_commands.register(sub)
+    tournament_commands.register(sub)
     return parser
 
 

@@ -15,7 +15,11 @@ unit; mixing them is refused.
 
 Bounds (Wald): lower = ln(beta / (1 - alpha)), upper = ln((1 - beta) / alpha); H1 is accepted when the LLR
 reaches the upper bound, H0 at the lower one. While the scores have no spread yet (v = 0: only wins, only
-draws...), the variance and so the LLR are undefined; the LLR is then reported as 0 and the test continues.
+draws...), the empirical variance is zero and the formula undefined; the test then adds one pseudo-unit split
+evenly between the worst and the best score (half a unit at 0, half at 1). That keeps the LLR finite and
+conservative: with elo0 = 0 and elo1 = 10, a bot that wins every game is accepted after 14 games (not after
+the first, and not never, as a plain "no spread, no evidence" rule would have it), and nothing but draws
+accepts H0 only after 84 games.
 """
 
 from __future__ import annotations
@@ -86,12 +90,15 @@ class Sprt:
     def llr(self) -> float:
         if not self._units:
             return 0.0
-        mean = self._sum / self._units
-        variance = self._sum_squares / self._units - mean * mean
-        if variance <= 1e-15:
-            return 0.0
+        units, total, squares = float(self._units), self._sum, self._sum_squares
+        mean = total / units
+        variance = squares / units - mean * mean
+        if variance <= 1e-12:
+            units, total, squares = units + 1.0, total + 0.5, squares + 0.5  # the pseudo-unit: 1/2 at 0, 1/2 at 1
+            mean = total / units
+            variance = squares / units - mean * mean
         s0, s1 = expected_score(self.elo0), expected_score(self.elo1)
-        return self._units * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * variance)
+        return units * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * variance)
 
     def status(self) -> SprtStatus:
         llr = self.llr

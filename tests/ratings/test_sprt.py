@@ -61,11 +61,29 @@ def test_other_error_rates_move_the_bounds() -> None:
     assert status.upper == pytest.approx(math.log(0.9 / 0.05))
 
 
-def test_no_spread_yet_means_no_evidence() -> None:
-    """Only wins so far: the variance is 0 and the LLR undefined; it is reported as 0 and the test goes on."""
-    assert feed(Sprt(0, 10), 5, 0, 0).status().llr == 0.0
-    assert Sprt(0, 10).status().decision == CONTINUE
+def test_sprt_regression_a_bot_winning_every_game_was_never_accepted() -> None:
+    """Bug: with no spread in the scores the LLR was reported as 0, so a bot that won every pair ran on
+    until its first non-win (66 pairs in a real run). With the pseudo-unit (1/2 at 0, 1/2 at 1), n wins give
+    mean m = (n + .5)/(n + 1), variance m(1 - m), and the LLR crosses 2.944 at n = 14 (by hand:
+    n = 13 -> 2.70, n = 14 -> 3.10 with s1 - s0 = 0.014391)."""
+    sprt = Sprt(0, 10)
+    decided_at = None
+    for n in range(1, 40):
+        sprt.add(1.0)
+        if sprt.status().decision != "continue":
+            decided_at = n
+            break
+    assert decided_at == 14 and sprt.status().decision == "H1"
+    assert feed(Sprt(0, 10), 5, 0, 0).status().llr == pytest.approx(0.46272, abs=1e-4)
 
+
+def test_nothing_but_draws_accepts_h0_slowly() -> None:
+    sprt = Sprt(0, 10)
+    for n in range(1, 200):
+        sprt.add(0.5)
+        if sprt.status().decision != "continue":
+            break
+    assert sprt.status().decision == "H0" and n == 84
 
 def test_refused_inputs() -> None:
     test = Sprt(0, 10)
