@@ -57,7 +57,7 @@ def per_decision_overhead(matches: int = 20) -> tuple[float, float]:
         for url, body in bodies:
             session = sessions.setdefault(url, requests.Session())
             t0 = time.perf_counter()
-            session.post(url + "/act", data=body, headers={"Content-Type": "application/json"}).content
+            _ = session.post(url + "/act", data=body, headers={"Content-Type": "application/json"}).content
             bare_ms.append((time.perf_counter() - t0) * 1000)
     finally:
         for s in servers:

@@ -94,7 +94,7 @@ def test_a_finished_tournament_shows_standings_cross_table_matches_and_leaderboa
     assert detail["status"] == "finished" and verify_replay(json.loads(json.dumps(detail["replay"]))).ok
     assert "url" not in json.dumps(detail["replay"]["players"])
     board = client.get("/api/leaderboards/piranha-pedro?players=2").get_json()
-    assert [e["bot_id"] for e in board["entries"]][0] == ids[1]
+    assert board["entries"][0]["bot_id"] == ids[1]
     assert all(e["elo_low"] <= e["elo"] <= e["elo_high"] for e in board["entries"])
     assert all(e["games"] == 8 for e in board["entries"]) and board["matches"] == 12
     assert board["available_players"] == [2]
