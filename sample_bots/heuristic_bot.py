@@ -3,6 +3,8 @@
     python -m sample_bots.heuristic_bot --port 9002
 
 Piranha Pedro: avoids falls and keeps the cheap cards (``piranha_strategy``).
+Pajarracos: grows one big tree, shoos or dodges crows, sends crows to the leaders' big trees
+(``pajarracos_strategy``).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from sample_bots import piranha_strategy
+from sample_bots import pajarracos_strategy, piranha_strategy
 from sample_bots.sdk import Bot, run
 
 Strategy = Callable[[dict[str, Any], random.Random], Any]
@@ -20,6 +22,7 @@ STRATEGIES: dict[str, Strategy] = {
     "piranha-pedro": piranha_strategy.choose,
     "piranha-pedro-ko": piranha_strategy.choose,
     "piranha-pedro-ko-advanced": piranha_strategy.choose,
+    "pajarracos": pajarracos_strategy.choose,
 }
 
 
