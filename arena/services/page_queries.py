@@ -289,7 +289,8 @@ _MISSING = object()
 
 
 def replay_steps(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every decision as the viewer lists it; a fault shows its kind and message (excerpts are the owner's)."""
+    """Every decision as the viewer lists it. A fault shows only its kind: its message and excerpt quote what
+    the bot sent, which the bot's page shows to its owner alone."""
     steps = []
     for step in doc.get("steps", []):
         decisions = []
@@ -298,7 +299,7 @@ def replay_steps(doc: dict[str, Any]) -> list[dict[str, Any]]:
             decisions.append({
                 "seat": d["seat"], "decision": d["decision"], "action": d["action"], "default": d.get("default", False),
                 "forfeited": d.get("forfeited", False), "latency_ms": d.get("latency_ms"),
-                "fault": {"kind": fault["kind"], "message": fault["message"]} if fault else None,
+                "fault": fault["kind"] if fault else None,
                 "commitment": d["commitment"], "hand": (d.get("view") or {}).get("hand"),
             })
         steps.append({"turn": step["turn"], "decisions": decisions})

@@ -23,6 +23,9 @@ def create_app(settings: Settings | None = None, context: Context | None = None)
     from arena.web.api import api
 
     app.register_blueprint(api, url_prefix="/api")
+    from arena.web.pages import register_pages
+
+    register_pages(app)  # the HTML pages, with CSRF checks on their forms only
     _json_errors_under_api(app)
     if context.settings.env == "development":
         logging.getLogger("werkzeug").setLevel(logging.WARNING)

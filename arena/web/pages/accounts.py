@@ -24,7 +24,7 @@ def signup() -> tuple[str, int] | Response:
     if not context().settings.open_signup:
         return page("signup.html", 403, form=None, closed=True)
     form = SignupForm()
-    error = None
+    error, status = None, 422 if request.method == "POST" else 200
     if form.validate_on_submit():
         try:
             with unit_of_work() as session:
@@ -32,12 +32,11 @@ def signup() -> tuple[str, int] | Response:
                 sign_in(account)
                 name = account.name
         except ServiceError as exc:
-            error = exc.message
+            error, status = exc.message, exc.status
         else:
             response = make_response(page("token.html", 201, name=name, token=token))
             response.headers["Cache-Control"] = "no-store"
             return response
-    status = 422 if request.method == "POST" else 200
     return page("signup.html", status, form=form, error=error, closed=False)
 
 

@@ -6,17 +6,27 @@ signing secret is shown once, in the answer to a successful submission, and neve
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import make_response, redirect, request, url_for
 from werkzeug.wrappers import Response
 
 from arena.services import bots as bot_service
-from arena.services import page_queries
+from arena.services import latency, page_queries
 from arena.services.errors import ServiceError
 from arena.web.pages import pages
 from arena.web.pages.charts import history_chart
 from arena.web.pages.common import context, page, unit_of_work, viewer
 from arena.web.pages.forms import BotForm
 from referee.games import GAMES
+
+
+def latency_labels(summary: dict[str, Any]) -> dict[str, Any]:
+    """Bucket bounds as words: "<= 5 ms", or "> 10 s" for the open-ended last bucket."""
+    top = latency.BUCKETS_MS[-1]
+    summary["labels"] = [(q, f"> {top / 1000:g} s" if v == float("inf") else f"≤ {v:g} ms")
+                         for q, v in summary["percentiles"]]
+    return summary
 
 
 @pages.get("/bots/<int:bot_id>")
@@ -33,7 +43,7 @@ def bot_page(bot_id: int) -> tuple[str, int]:
             "ratings": page_queries.bot_ratings(session, bot_id),
             "chart": history_chart(page_queries.rating_history(session, bot_id)),
             "seats": page_queries.results_by_seat(session, bot_id),
-            "latency": page_queries.latency_summary(session, bot_id),
+            "latency": latency_labels(page_queries.latency_summary(session, bot_id)),
             "fault_counts": page_queries.fault_counts(session, bot_id),
             "last_faults": page_queries.last_faults(session, bot_id) if is_owner else [],
             "matches": page_queries.bot_matches(session, bot_id),

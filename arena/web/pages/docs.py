@@ -20,7 +20,7 @@ from arena.web.pages.errors import error_page
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 GAME_DOCS = {"piranha-pedro": "games/piranha-pedro.md", "pajarracos": "games/pajarracos.md"}
-TUTORIAL_HEADING = re.compile(r"^(#{2,3}) [^\n]*tutorial[^\n]*\n.*?(?=^\1 |\Z)", re.I | re.M | re.S)
+TUTORIAL_HEADING = re.compile(r"^(#{2,3}) [^\n]*(?:tutorial|first bot)[^\n]*\n.*?(?=^\1 |\Z)", re.I | re.M | re.S)
 _cache: dict[tuple[Path, str], tuple[float, Markup]] = {}
 
 
@@ -50,7 +50,7 @@ def render(path: Path, part: str = "") -> Markup | None:
 
 
 def tutorial(folder: Path) -> Markup | None:
-    """``docs/tutorial.md`` if there is one, else the README's tutorial section."""
+    """``docs/tutorial.md`` if there is one, else the README's tutorial ("... first bot ...") section."""
     return render(folder / "tutorial.md") or render(folder.parent / "README.md", "tutorial")
 
 

@@ -20,12 +20,14 @@ def game_choices() -> list[tuple[str, str]]:
 
 class SignupForm(FlaskForm):
     name = StringField("Account name", validators=[DataRequired("Choose a name."), Length(2, 40)],
-                       description="2-40 letters, digits, '_', '.' or '-', starting with a letter or digit.")
+                       description="2-40 letters, digits, '_', '.' or '-', starting with a letter or digit.",
+                       render_kw={"autocomplete": "username"})
 
 
 class LoginForm(FlaskForm):
     token = PasswordField("API token", validators=[DataRequired("Paste the token you got at sign-up.")],
-                          description="The token starts with arena_. It is never stored in your browser.")
+                          description="The token starts with arena_. It is never stored in your browser.",
+                          render_kw={"autocomplete": "current-password", "spellcheck": "false"})
 
 
 class LogoutForm(FlaskForm):

@@ -24,4 +24,4 @@ def home() -> tuple[str, int]:
         finished = page_queries.recent_tournaments(session, TournamentStatus.FINISHED, 5)
         progress = page_queries.progress_many(session, [t.id for t in running])
         my_bots = page_queries.owned_bots(session, account.id) if account else []
-    return page("home.html", games=games, running=running, finished=finished, progress=progress, my_bots=my_bots)
+    return page("home.html", games=games, running=running, finished=finished, progress_by_id=progress, my_bots=my_bots)
