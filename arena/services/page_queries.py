@@ -275,8 +275,8 @@ def view_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any
         old = before.get(key, _MISSING)
         if old is not _MISSING and old == value:
             continue
-        if isinstance(old, list) and isinstance(value, list) and len(value) > len(old) and value[:len(old)] == old:
-            changes.setdefault("append", {})[key] = value[len(old):]
+        if _grew(old, value):
+            changes.setdefault("append", {})[key] = list(value[len(old):])
         else:
             changes.setdefault("set", {})[key] = value
     gone = [key for key in before if key not in after]
@@ -286,6 +286,12 @@ def view_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any
 
 
 _MISSING = object()
+
+
+def _grew(old: Any, new: Any) -> bool:
+    """``new`` is ``old`` plus items at the end (lists and tuples alike: views may hold either)."""
+    return (isinstance(old, list | tuple) and isinstance(new, list | tuple) and len(new) > len(old)
+            and list(new[:len(old)]) == list(old))
 
 
 def replay_steps(doc: dict[str, Any]) -> list[dict[str, Any]]:

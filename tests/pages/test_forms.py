@@ -1,0 +1,175 @@
+"""The forms: sign-up, log-in, log-out, bot submission and tournament creation, with their CSRF
+protection (the JSON API stays exempt) and clear validation messages."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from sqlalchemy import func, select
+
+from arena.queue import MatchQueue
+from arena.services.accounts import authenticate
+from arena.storage.models import Bot, Match, Tournament
+from tests import bot_zoo
+from tests.pages.builders import account, csrf_token, log_in, register
+
+
+def post_form(client, url: str, data: dict, status: int | None = None):  # type: ignore[no-untyped-def]
+    token = csrf_token(client.get(url).get_data(as_text=True))
+    response = client.post(url, data={**data, "csrf_token": token})
+    if status is not None:
+        assert response.status_code == status, response.get_data(as_text=True)[:2000]
+    return response
+
+
+@pytest.mark.parametrize("url", ["/signup", "/login", "/logout", "/bots/new", "/tournaments/new"])
+def test_a_form_post_without_its_csrf_token_is_refused(client, context, url) -> None:
+    log_in(client, account(context, "org", admin=True))
+    response = client.post(url, data={"name": "x", "token": "arena_x", "url": "http://127.0.0.1:1"})
+    assert response.status_code == 400
+    page = response.get_data(as_text=True)
+    assert "CSRF token is missing" in page and "Reload the form" in page
+    bad = client.post(url, data={"csrf_token": "forged"})
+    assert bad.status_code == 400 and "CSRF token is invalid" in bad.get_data(as_text=True)
+
+
+def test_the_json_api_needs_no_csrf_token(client) -> None:
+    response = client.post("/api/accounts", json={"name": "apiuser"})
+    assert response.status_code == 201 and response.get_json()["token"].startswith("arena_")
+
+
+def test_sign_up_shows_the_token_once_and_signs_the_account_in(client, context) -> None:
+    response = post_form(client, "/signup", {"name": "newbie"}, 201)
+    page = response.get_data(as_text=True)
+    assert response.headers["Cache-Control"] == "no-store" and "shown only" in page
+    token = page.split('<code id="token">')[1].split("</code>")[0]
+    with context.db.session() as session:
+        assert authenticate(session, token).name == "newbie"
+    home = client.get("/").get_data(as_text=True)
+    assert "newbie" in home and token not in home and "Log out" in home
+
+
+@pytest.mark.parametrize("name, status, message", [
+    ("", 422, "Choose a name."), ("a b", 422, "name must be 2-40 characters"), ("taken", 409, "is taken")])
+def test_sign_up_explains_what_is_wrong(client, context, name, status, message) -> None:
+    account(context, "taken")
+    page = post_form(client, "/signup", {"name": name}, status).get_data(as_text=True)
+    assert message in page and ('role="alert"' in page or 'class="errors"' in page)
+
+
+def test_sign_up_can_be_closed(context) -> None:
+    from arena.web import create_app
+
+    closed = create_app(context=replace(context, settings=replace(context.settings, open_signup=False)))
+    page = closed.test_client().get("/signup")
+    assert page.status_code == 403 and "switched off" in page.get_data(as_text=True)
+
+
+def test_log_in_with_a_token_then_log_out(client, context) -> None:
+    token = account(context, "carol")
+    bad = post_form(client, "/login", {"token": "arena_wrong"}, 422).get_data(as_text=True)
+    assert "That token is not valid" in bad
+    response = post_form(client, "/login?next=/docs", {"token": token}, 302)
+    assert response.headers["Location"] == "/docs"
+    with client.session_transaction() as session:
+        assert token not in str(dict(session)) and session["account_id"]
+    assert "carol" in client.get("/").get_data(as_text=True)
+    home = client.get("/").get_data(as_text=True)
+    assert client.post("/logout", data={"csrf_token": csrf_token(home)}).status_code == 302
+    assert "carol" not in client.get("/").get_data(as_text=True)
+
+
+def test_log_in_never_redirects_off_site(client, context) -> None:
+    token = account(context, "dave")
+    for target in ("//evil.example/", "https://evil.example/", "/\\evil.example"):
+        response = post_form(client, f"/login?next={target}", {"token": token}, 302)
+        assert response.headers["Location"] == "/"
+
+
+def test_the_bot_form_needs_a_signed_in_account(client) -> None:
+    response = client.get("/bots/new")
+    assert response.status_code == 302 and response.headers["Location"].startswith("/login?next=")
+
+
+def test_submitting_a_bot_shows_its_secret_once(client, context, random_bots) -> None:
+    log_in(client, account(context, "erin"))
+    response = post_form(client, "/bots/new", {"name": "mybot", "url": random_bots[0].url, "game": "pajarracos"}, 201)
+    page = response.get_data(as_text=True)
+    assert response.headers["Cache-Control"] == "no-store" and "shown only once" in page
+    with context.db.session() as session:
+        bot = session.scalar(select(Bot).where(Bot.name == "mybot"))
+        secret, bot_id = bot.secret, bot.id
+    assert secret in page
+    later = client.get(f"/bots/{bot_id}").get_data(as_text=True)
+    assert secret not in later and random_bots[0].url in later  # the owner sees the URL, not the secret
+
+
+def test_the_bot_form_explains_what_is_wrong(client, context, random_bots) -> None:
+    log_in(client, account(context, "frank"))
+    empty = post_form(client, "/bots/new", {"name": "", "url": "", "game": "pajarracos"}, 422).get_data(as_text=True)
+    assert "Give your bot a name." in empty and "Where does your bot listen?" in empty
+    assert 'aria-invalid="true"' in empty
+    bad_url = post_form(client, "/bots/new", {"name": "b", "url": "ftp://x", "game": "pajarracos"}, 422)
+    assert "http" in bad_url.get_data(as_text=True).lower()
+    with bot_zoo.zoo_bot(bot_zoo.on_act(bot_zoo.illegal)) as zoo:
+        failing = post_form(client, "/bots/new", {"name": "bad", "url": zoo.url, "game": "pajarracos"}, 422)
+    text = failing.get_data(as_text=True)
+    assert "failed its health check" in text and "illegal" in text
+    post_form(client, "/bots/new", {"name": "twice", "url": random_bots[1].url, "game": "pajarracos"}, 201)
+    again = post_form(client, "/bots/new", {"name": "twice", "url": random_bots[1].url, "game": "pajarracos"}, 409)
+    assert "you already have a bot called" in again.get_data(as_text=True)
+
+
+def test_only_organizers_may_open_the_tournament_form(client, context) -> None:
+    assert client.get("/tournaments/new").headers["Location"].startswith("/login")
+    log_in(client, account(context, "gina"))
+    page = client.get("/tournaments/new")
+    assert page.status_code == 403 and "Only organizers" in page.get_data(as_text=True)
+
+
+def test_the_tournament_form_explains_what_is_wrong(client, context, random_bots) -> None:
+    log_in(client, account(context, "org", admin=True))
+    ids = [register(context, "org", f"b{n}", random_bots[n].url, "pajarracos")[0] for n in range(3)]
+    form = {"game": "pajarracos", "seats": "3", "cycles": "1", "time_limit_ms": "1000", "seed": "1"}
+    few = post_form(client, "/tournaments/new", {**form, "bots": ids[:2]}, 422).get_data(as_text=True)
+    assert "a 3-seat tournament needs at least 3 bots" in few
+    none = post_form(client, "/tournaments/new", form, 422).get_data(as_text=True)
+    assert "Pick the bots that play" in none
+    bad_json = post_form(client, "/tournaments/new", {**form, "bots": ids, "params": "{nope"}, 422)
+    assert "Not valid JSON" in bad_json.get_data(as_text=True)
+    unknown = post_form(client, "/tournaments/new", {**form, "bots": ids, "params": '{"colour": 1}'}, 422)
+    assert "params:" in unknown.get_data(as_text=True)
+    seats = post_form(client, "/tournaments/new", {**form, "seats": "x", "bots": ids}, 422).get_data(as_text=True)
+    assert "Not a valid integer value" in seats
+    with context.db.session() as session:
+        assert session.scalar(select(func.count()).select_from(Tournament)) == 0
+
+
+class RecordingQueue(MatchQueue):
+    """The real Redis queue, remembering what it was handed (another test run may share the Redis)."""
+
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self.enqueued: list[int] = []
+
+    def enqueue(self, match_id: int) -> None:
+        super().enqueue(match_id)
+        self.enqueued.append(match_id)
+
+
+def test_starting_a_tournament_queues_its_matches_and_opens_its_page(queued_context, random_bots) -> None:
+    from arena.web import create_app
+
+    queue = RecordingQueue(queued_context.queue.redis, queued_context.settings)
+    client = create_app(context=replace(queued_context, queue=queue)).test_client()
+    log_in(client, account(queued_context, "org", admin=True))
+    ids = [register(queued_context, "org", f"b{n}", random_bots[n].url, "pajarracos")[0] for n in range(3)]
+    response = post_form(client, "/tournaments/new", {"game": "pajarracos", "seats": "3", "cycles": "1",
+                                                      "time_limit_ms": "500", "seed": "3", "bots": ids}, 302)
+    with queued_context.db.session() as session:
+        tournament = session.scalar(select(Tournament))
+        matches = list(session.scalars(select(Match.id).where(Match.tournament_id == tournament.id).order_by(Match.id)))
+    assert response.headers["Location"] == f"/tournaments/{tournament.id}"
+    assert tournament.time_limit_ms == 500 and matches and queue.enqueued == matches
+    assert "Tournament #" in client.get(response.headers["Location"]).get_data(as_text=True)

@@ -1,0 +1,42 @@
+"""No page issues a query per row: the number of SQL statements a page runs does not grow with the
+matches, seats and tournaments it lists."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import event
+
+from arena.services.matches import run_match
+
+
+@contextmanager
+def counting(engine) -> Iterator[list[str]]:  # type: ignore[no-untyped-def]
+    statements: list[str] = []
+
+    def count(_conn, _cursor, statement, *_args) -> None:  # type: ignore[no-untyped-def]
+        statements.append(statement)
+
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        yield statements
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+
+
+def queries(client, engine, url: str) -> int:  # type: ignore[no-untyped-def]
+    with counting(engine) as statements:
+        assert client.get(url).status_code == 200
+    return len(statements)
+
+
+def test_page_query_counts_do_not_grow_with_the_data(client, context, world) -> None:
+    urls = ["/", f"/tournaments/{world.tournament}", f"/bots/{world.bots['rnd1']}",
+            "/leaderboards/pajarracos?players=3", f"/matches/{world.finished[0]}"]
+    before = {url: queries(client, context.db.engine, url) for url in urls}
+    for match_id in world.queued[:3]:
+        run_match(context.db, context.settings, match_id, "test-worker")
+    after = {url: queries(client, context.db.engine, url) for url in urls}
+    assert after == before
+    assert max(before.values()) <= 25, before
