@@ -21,6 +21,9 @@ def create_app(settings: Settings | None = None, context: Context | None = None)
     )
     app.extensions["arena"] = context
     from arena.web.api import api
+    from arena.web.ratelimit import init_rate_limits
+
+    init_rate_limits(app, context)
 
     app.register_blueprint(api, url_prefix="/api")
     from arena.web.pages import register_pages

@@ -32,7 +32,8 @@ def service_error(exc: ServiceError):  # type: ignore[no-untyped-def]
 
 @api.errorhandler(HTTPException)
 def http_error(exc: HTTPException):  # type: ignore[no-untyped-def]
-    messages = {413: "the request body is too large", 404: "no such resource", 405: "method not allowed"}
+    messages = {413: "the request body is too large", 404: "no such resource", 405: "method not allowed",
+                429: f"too many requests: {exc.description}; try again later"}
     return error_response(exc.code or 500, messages.get(exc.code or 0, exc.description or exc.name))
 
 
