@@ -48,6 +48,8 @@ def test_sign_up_shows_the_token_once_and_signs_the_account_in(client, context) 
         assert authenticate(session, token).name == "newbie"
     home = client.get("/").get_data(as_text=True)
     assert "newbie" in home and token not in home and "Log out" in home
+    assert client.post("/logout", data={"csrf_token": csrf_token(page)}).status_code == 302  # the token page's form
+    assert "newbie" not in client.get("/").get_data(as_text=True)
 
 
 @pytest.mark.parametrize("name, status, message", [

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from flask import current_app, g, render_template, session
+from flask import current_app, g, render_template, request, session
 from sqlalchemy.orm import Session
 
 from arena.bootstrap import Context
@@ -22,7 +22,8 @@ def context() -> Context:
 
 @contextmanager
 def unit_of_work() -> Iterator[Session]:
-    with context().db.session() as db_session:
+    """One transaction; a GET never takes the database's write lock (pages only read)."""
+    with context().db.session(readonly=request.method in ("GET", "HEAD")) as db_session:
         yield db_session
 
 
@@ -40,13 +41,15 @@ def viewer(db_session: Session) -> Account | None:
 
 
 def sign_in(account: Account) -> None:
-    session.clear()
+    """A fresh session (no fixation), remembered by account id and token hash, never by the token."""
+    sign_out()
     session[SESSION_ACCOUNT] = account.id
     session[SESSION_TOKEN_HASH] = account.token_hash
 
 
 def sign_out() -> None:
     session.clear()
+    g.pop(current_app.config.get("WTF_CSRF_FIELD_NAME", "csrf_token"), None)  # so this page gets a new CSRF token
 
 
 def page(template: str, status: int = 200, **values: Any) -> tuple[str, int]:

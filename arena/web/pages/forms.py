@@ -70,7 +70,7 @@ class TournamentForm(FlaskForm):
                                                         NumberRange(2, 6)], default=3)
     cycles = IntegerField("Cycles", validators=[InputRequired(), NumberRange(1, 1000)], default=1,
                           description="Each cycle plays every table in every seat rotation once.")
-    time_limit_ms = IntegerField("Time per decision (ms)", validators=[InputRequired(), NumberRange(10, 60_000)],
+    time_limit_ms = IntegerField("Decision time (ms)", validators=[InputRequired(), NumberRange(10, 60_000)],
                                  default=1000)
     seed = IntegerField("Seed", validators=[Optional(), NumberRange(0, 2**31 - 1)], default=0)
     bots = MultiCheckboxField("Bots", coerce=int, choices=[],

@@ -81,6 +81,9 @@
         '<circle cx="' + fx + '" cy="' + fy + '" r="14"/></g>');
     }
     out.push("</svg>");
+    out.push('<p class="board-legend small muted">P: Pedro (dashed: his last move) · red fish: piranha · ' +
+      (korean ? "brown bar: log" : "grey disc: stone") + " · sand and palm: the island · dotted ring: marked piranha square" +
+      (korean ? " · dashed red square: fish square" : "") + " · red ring: where Pedro fell</p>");
     return out.join("");
   }
 
