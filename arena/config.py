@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.protocol import TimeControls
+from referee.url_guard import parse_networks
 
 
 class ConfigError(ValueError):
@@ -30,6 +31,7 @@ class Settings:
     secret_key: str = ""
     open_signup: bool = True
     allow_loopback_bots: bool = True
+    allow_bot_networks: str = ""  # comma-separated CIDRs trusted to hold bots, e.g. a private bots-only network
     queue_name: str = "arena-matches"
     decision_ms: int = 1000
     start_ms: int = 5000
@@ -45,6 +47,7 @@ class Settings:
     bot_rate: str = "30/hour"
     tournament_rate: str = "30/hour"
     log_json: bool = False
+    proxy_hops: int = 0  # reverse proxies in front of the web app whose X-Forwarded-* headers to trust
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -91,7 +94,13 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
         raise ConfigError(f"ARENA_ENV must be development, production or test, not {settings.env!r}")
     if settings.production and "ARENA_ALLOW_LOOPBACK_BOTS" not in environ and "allow_loopback_bots" not in overrides:
         settings = replace(settings, allow_loopback_bots=False)
+    if settings.production and "ARENA_LOG_JSON" not in environ and "log_json" not in overrides:
+        settings = replace(settings, log_json=True)
     settings = replace(settings, **overrides)
+    try:
+        parse_networks(settings.allow_bot_networks)
+    except ValueError as exc:
+        raise ConfigError(f"ARENA_ALLOW_BOT_NETWORKS: {exc}") from None
     if not settings.secret_key:
         if settings.production:
             raise ConfigError("ARENA_SECRET_KEY is required when ARENA_ENV=production")

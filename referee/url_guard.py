@@ -29,16 +29,20 @@ def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
     return None
 
 
-def address_problem(address: str, allow_loopback: bool) -> str | None:
-    """Why ``address`` must not be contacted, or None when it may be."""
+def address_problem(address: str, allow_loopback: bool,
+                    allowed_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()) -> str | None:
+    """Why ``address`` must not be contacted, or None when it may be. ``allowed_networks`` are trusted
+    exceptions an operator configured (e.g. a private network that only holds bots)."""
     try:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
     except ValueError:
         return f"{address!r} is not an IP address"
+    if any(ip.version == net.version and ip in net for net in allowed_networks):
+        return None
     if isinstance(ip, ipaddress.IPv6Address):
         inner = _embedded_ipv4(ip)
         if inner is not None:
-            problem = address_problem(str(inner), allow_loopback)
+            problem = address_problem(str(inner), allow_loopback, allowed_networks)
             return f"{address} embeds {inner}: {problem}" if problem else None
     if ip.is_loopback:
         return None if allow_loopback else f"{address} is a loopback address"
@@ -58,14 +62,28 @@ def address_problem(address: str, allow_loopback: bool) -> str | None:
     return None
 
 
+def parse_networks(text: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """``"10.89.0.0/24, fd00:b07::/64"`` -> networks; a clear error for anything else."""
+    networks = []
+    for part in (p.strip() for p in text.split(",")):
+        if part:
+            try:
+                networks.append(ipaddress.ip_network(part, strict=False))
+            except ValueError as exc:
+                raise ValueError(f"not a network: {part!r} ({exc})") from None
+    return tuple(networks)
+
+
 class AddressPolicy:
     """The guard the bot transport calls with every resolved address before connecting."""
 
-    def __init__(self, allow_loopback: bool) -> None:
+    def __init__(self, allow_loopback: bool,
+                 allowed_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()) -> None:
         self.allow_loopback = allow_loopback
+        self.allowed_networks = allowed_networks
 
     def __call__(self, address: str, port: int) -> None:
-        problem = address_problem(address, self.allow_loopback)
+        problem = address_problem(address, self.allow_loopback, self.allowed_networks)
         if problem:
             raise UnsafeURL(f"refused to contact {address} port {port}: {problem}")
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 import time
 from dataclasses import replace
@@ -11,6 +10,7 @@ from dataclasses import replace
 from arena.bootstrap import Context, build_context
 from arena.config import ConfigError, Settings, load_settings
 from arena.embedded import Stack, start_embedded_redis
+from arena.logging_setup import configure_logging
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -110,8 +110,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> int:
     from arena.worker import run_worker
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     settings = _settings()
+    configure_logging(settings)
     if not settings.redis_url:
         raise SystemExit("arena worker needs ARENA_REDIS_URL (arena up starts workers for the embedded default)")
     return run_worker(build_context(settings, migrate=False), burst=args.burst)

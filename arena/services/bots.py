@@ -16,15 +16,17 @@ from arena.storage.models import Account, Bot, BotStatus
 from referee.errors import UnsafeURL
 from referee.games import GAMES
 from referee.health import HealthReport, check_bot
-from referee.url_guard import AddressPolicy, check_url_shape
+from referee.url_guard import AddressPolicy, check_url_shape, parse_networks
 
 BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.+-]{0,59}$")
 HealthCheck = Callable[[str, str, str, Settings], HealthReport]
 
 
 def address_guard(settings: Settings) -> AddressPolicy:
-    """Production refuses every non-global address; development also allows loopback."""
-    return AddressPolicy(allow_loopback=settings.allow_loopback_bots)
+    """Production refuses every non-global address; development also allows loopback; an operator may
+    trust extra networks (ARENA_ALLOW_BOT_NETWORKS)."""
+    return AddressPolicy(allow_loopback=settings.allow_loopback_bots,
+                         allowed_networks=parse_networks(settings.allow_bot_networks))
 
 
 def default_health_check(url: str, secret: str, game: str, settings: Settings) -> HealthReport:

@@ -23,6 +23,7 @@ from arena.config import Settings
 from arena.services import latency
 from arena.services.bots import address_guard
 from arena.services.leaderboards import after_match, update_live
+from arena.services.metrics import count_match
 from arena.storage.db import Database
 from arena.storage.models import Bot, Fault, Match, MatchSeat, MatchStatus, Tournament, TournamentStatus, utcnow
 from referee.errors import RulesError
@@ -59,17 +60,22 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str) -> s
         bots = _seat_specs(session, match)
         setup = (match.game, match.seed, dict(match.params), settings.time_controls(match.time_limit_ms))
     game, seed, params, tc = setup
+    log.info("match started", extra={"match_id": match_id, "game": game, "worker": worker})
     renew = _LeaseKeeper(db, match_id, worker, settings.match_lease_s)
     try:
         replay = play_match(game, bots, seed, params, tc, match_id=f"m{match_id}",
                             guard=address_guard(settings), on_step=renew)
     except RulesError as exc:
+        log.error("match cannot be set up: %s", exc, extra={"match_id": match_id})
         _mark_error(db, match_id, str(exc))
         return "error"
     except BaseException:
         _release(db, match_id, worker)  # let a retry claim it at once
         raise
     recorded = record(db, match_id, replay)
+    log.info("match finished" if recorded else "match already recorded by another worker",
+             extra={"match_id": match_id, "game": game, "worker": worker, "steps": len(replay["steps"]),
+                    "faults": len(replay["faults"]), "ranks": replay["result"]["ranks"]})
     if recorded:
         after_match(db, match_id)
     return "recorded" if recorded else "duplicate"
@@ -154,6 +160,9 @@ def record(db: Database, match_id: int, replay: dict[str, Any]) -> bool:
             row.latency_max_ms = round(max(samples, default=0.0), 3)
             row.latency_hist = latency.histogram(samples)
         update_live(session, replay["game"], [seats[i].bot_id for i in sorted(seats)], result)
+        all_samples = [x for samples in per_seat.values() for x in samples]
+        count_match(session, replay["game"], [f["kind"] for f in replay["faults"]], latency.histogram(all_samples),
+                    sum(all_samples))
         for fault in replay["faults"]:
             session.add(Fault(match_id=match_id, bot_id=seats[fault["seat"]].bot_id, seat=fault["seat"],
                               turn=fault["turn"], path=fault["path"], kind=fault["kind"],

@@ -236,3 +236,14 @@ class RatingPoint(Base):
     elo: Mapped[float] = mapped_column(Float)
     live_elo: Mapped[float] = mapped_column(Float)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class MetricCounter(Base):
+    """Monotonic counters for /metrics, incremented in the same transaction that records a match (so a
+    match is counted exactly once, whichever web process is scraped)."""
+
+    __tablename__ = "metric_counters"
+
+    name: Mapped[str] = mapped_column(String(80), primary_key=True)
+    labels: Mapped[str] = mapped_column(String(200), primary_key=True, default="")
+    value: Mapped[float] = mapped_column(Float, default=0.0)

@@ -20,12 +20,20 @@ def create_app(settings: Settings | None = None, context: Context | None = None)
         JSON_SORT_KEYS=False,
     )
     app.extensions["arena"] = context
+    if context.settings.proxy_hops:
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        hops = context.settings.proxy_hops
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)  # type: ignore[method-assign]
     from arena.web.api import api
     from arena.web.ratelimit import init_rate_limits
 
     init_rate_limits(app, context)
 
     app.register_blueprint(api, url_prefix="/api")
+    from arena.web.ops import ops
+
+    app.register_blueprint(ops)
     from arena.web.pages import register_pages
 
     register_pages(app)  # the HTML pages, with CSRF checks on their forms only

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from urllib.parse import quote
 
 import pytest
@@ -29,15 +30,9 @@ def _redis_url_for_worker() -> str:
     return f"{base}/{15 - index}"
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database(request, tmp_path) -> Iterator[Database]:
-    """A migrated, empty database: a SQLite file, or a PostgreSQL schema of its own."""
-    if request.param == "sqlite":
-        db = Database(f"sqlite:///{tmp_path / 'arena.db'}")
-        db.migrate()
-        yield db
-        db.dispose()
-        return
+@contextmanager
+def postgres_database() -> Iterator[Database]:
+    """A migrated, empty PostgreSQL database: a schema of its own, dropped afterwards."""
     schema = f"t_{uuid.uuid4().hex[:12]}"
     admin = create_engine(POSTGRES_URL)
     with admin.begin() as conn:
@@ -52,6 +47,19 @@ def database(request, tmp_path) -> Iterator[Database]:
         with admin.begin() as conn:
             conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
         admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request, tmp_path) -> Iterator[Database]:
+    """A migrated, empty database: a SQLite file, or a PostgreSQL schema of its own."""
+    if request.param == "sqlite":
+        db = Database(f"sqlite:///{tmp_path / 'arena.db'}")
+        db.migrate()
+        yield db
+        db.dispose()
+        return
+    with postgres_database() as db:
+        yield db
 
 
 @pytest.fixture

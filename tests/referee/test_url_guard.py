@@ -12,7 +12,7 @@ from referee.bot_client import BotClient
 from referee.errors import UnsafeURL
 from referee.health import check_bot
 from referee.runner import BotSpec, play_match
-from referee.url_guard import AddressPolicy, address_problem, check_url_shape
+from referee.url_guard import AddressPolicy, address_problem, check_url_shape, parse_networks
 from referee.watchdog import Watchdog
 
 REFUSED = [
@@ -142,3 +142,13 @@ def test_a_match_seat_whose_address_is_refused_forfeits_without_a_connection(spy
                         else ["127.0.0.1"])
     assert replay["faults"][0]["kind"] == "unsafe_url" and replay["result"]["forfeited"] == [0]
     assert all(address[0] == "127.0.0.1" for address in spy.attempts)
+
+
+def test_an_operator_may_trust_a_bots_only_network_and_nothing_more() -> None:
+    networks = parse_networks("10.89.0.0/24, fd00:b07::/64")
+    assert address_problem("10.89.0.17", False, networks) is None
+    assert address_problem("fd00:b07::5", False, networks) is None
+    assert address_problem("10.89.1.17", False, networks) is not None
+    assert address_problem("127.0.0.1", False, networks) is not None
+    with pytest.raises(ValueError):
+        parse_networks("10.0.0.0/33")

@@ -1,0 +1,41 @@
+"""gunicorn settings for the arena web app (``gunicorn -c deploy/gunicorn.conf.py arena.web.wsgi:app``).
+
+Every value can be overridden from the environment: ARENA_BIND, WEB_CONCURRENCY, ARENA_WEB_THREADS.
+Requests are short (pages read stored tables, the API never waits on a match), so a few threaded
+workers per core serve a lot.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+
+bind = os.environ.get("ARENA_BIND", "0.0.0.0:8000")
+workers = int(os.environ.get("WEB_CONCURRENCY", multiprocessing.cpu_count() * 2 + 1))
+worker_class = "gthread"
+threads = int(os.environ.get("ARENA_WEB_THREADS", "4"))
+timeout = 30
+graceful_timeout = 20
+keepalive = 5
+max_requests = 10000  # recycle workers now and then: bounded memory whatever happens
+max_requests_jitter = 1000
+forwarded_allow_ips = os.environ.get("ARENA_FORWARDED_ALLOW_IPS", "127.0.0.1")
+accesslog = "-"
+errorlog = "-"
+logconfig_dict = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        }
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}},
+    "loggers": {
+        "gunicorn.error": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        "gunicorn.access": {"handlers": ["console"], "level": "INFO", "propagate": False},
+    },
+    "root": {"handlers": ["console"], "level": "INFO"},
+}
