@@ -18,7 +18,6 @@ import requests
 import yaml
 from sqlalchemy import func, select
 
-from arena.storage.db import Database
 from arena.storage.models import LiveRating, Match, MatchSeat, MatchStatus
 from sample_bots.random_bot import make_bot
 from sample_bots.sdk import start_in_thread
