@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -147,6 +148,13 @@ class BotServer(ThreadingHTTPServer):
         self.bot = bot
         self.verbose = verbose
         super().__init__((host, port), BotRequestHandler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A referee that hangs up (its match was cut, its worker died) is routine, not a traceback."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError | TimeoutError) and not self.verbose:
+            return
+        super().handle_error(request, client_address)
 
     @property
     def url(self) -> str:

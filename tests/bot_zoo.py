@@ -138,6 +138,22 @@ def close_mid_body(req: Request, sock: socket.socket) -> None:
     sock.shutdown(socket.SHUT_RDWR)
 
 
+def fail_start_and_end(req: Request, sock: socket.socket) -> None:
+    """Plays correctly, but /start and /end answer 500."""
+    if req.path in ("/start", "/end"):
+        sock.sendall(http_response(500, b'{"error": "boom"}'))
+    else:
+        polite(req, sock)
+
+
+def flood(req: Request, sock: socket.socket) -> None:
+    """Answers at once with a megabyte of bytes that are not HTTP at all."""
+    noise = bytes((i * 7919) % 251 for i in range(65536))
+    for _ in range(16):
+        sock.sendall(noise)
+    sock.shutdown(socket.SHUT_RDWR)
+
+
 def hang_up(req: Request, sock: socket.socket) -> None:
     """Closes the connection without a word."""
     sock.shutdown(socket.SHUT_RDWR)

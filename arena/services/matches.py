@@ -58,12 +58,15 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str) -> s
             match.status = MatchStatus.CANCELLED
             return "cancelled"
         bots = _seat_specs(session, match)
+        # Each attempt is a new match to the bots: one that saw an earlier, cut-short attempt would
+        # otherwise refuse the replayed turns as stale.
+        referee_match_id = f"m{match_id}a{match.attempts}"
         setup = (match.game, match.seed, dict(match.params), settings.time_controls(match.time_limit_ms))
     game, seed, params, tc = setup
     log.info("match started", extra={"match_id": match_id, "game": game, "worker": worker})
     renew = _LeaseKeeper(db, match_id, worker, settings.match_lease_s)
     try:
-        replay = play_match(game, bots, seed, params, tc, match_id=f"m{match_id}",
+        replay = play_match(game, bots, seed, params, tc, match_id=referee_match_id,
                             guard=address_guard(settings), on_step=renew)
     except RulesError as exc:
         log.error("match cannot be set up: %s", exc, extra={"match_id": match_id})

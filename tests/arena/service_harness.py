@@ -152,6 +152,7 @@ class RedisServer:
 
 
 def register_bots(context: Context, servers: list[BotServer], game: str, owner: str = "owner") -> list[int]:
+    """Register the bots and give each server its signing secret (so never pass shared fixture bots)."""
     ids = []
     with context.db.session() as session:
         account, _token = create_account(session, owner)
