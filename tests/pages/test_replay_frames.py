@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from arena.services.page_queries import PRIVATE_VIEW_KEYS, replay_frames, replay_steps, view_changes
+from arena.web.pages.replay_data import PRIVATE_VIEW_KEYS, replay_frames, replay_steps, view_changes
 from referee.commitments import canonical_json
 from referee.runner import BotSpec, play_match
 

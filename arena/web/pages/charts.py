@@ -29,6 +29,12 @@ def interval_scale(entries: list[dict[str, Any]], pad: float = 10.0) -> Scale:
     return Scale(low, high)
 
 
+def interval_bar(scale: Scale, low: float, elo: float, high: float) -> tuple[float, float, float]:
+    """x and width of the interval band and x of the estimate, on a 0-100 axis (a band stays visible)."""
+    start = scale(low)
+    return start, max(round(scale(high) - start, 2), 0.6), scale(elo)
+
+
 SERIES_COLOURS = ("#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df")
 
 
@@ -46,20 +52,24 @@ def history_chart(series: dict[int, list[tuple[int, float, float]]], width: int 
     plot_w, plot_h = width - left - right, height - top - bottom
     longest = max(len(rows) for rows in series.values())
 
+    x_step = plot_w / (longest - 1) if longest > 1 else 0.0
+    x_first = left if longest > 1 else left + plot_w / 2
+    y_scale = plot_h / (high - low)
+
     def x(i: int) -> float:
-        return round(left + (i / (longest - 1) * plot_w if longest > 1 else plot_w / 2), 1)
+        return x_first + i * x_step
 
     def y(v: float) -> float:
-        return round(top + (high - v) / (high - low) * plot_h, 1)
+        return top + (high - v) * y_scale
 
     lines = []
     for n, (players, rows) in enumerate(sorted(series.items())):
         colour = SERIES_COLOURS[n % len(SERIES_COLOURS)]
         lines.append({
             "players": players, "colour": colour, "count": len(rows), "last": rows[-1][1],
-            "elo": " ".join(f"{x(i)},{y(e)}" for i, (_m, e, _l) in enumerate(rows)),
-            "live": " ".join(f"{x(i)},{y(le)}" for i, (_m, _e, le) in enumerate(rows)),
+            "elo": " ".join(f"{x(i):.1f},{y(e):.1f}" for i, (_m, e, _l) in enumerate(rows)),
+            "live": " ".join(f"{x(i):.1f},{y(le):.1f}" for i, (_m, _e, le) in enumerate(rows)),
         })
     ticks = [round(low + (high - low) * k / 4) for k in range(5)]
     return {"width": width, "height": height, "left": left, "right": width - right, "top": top,
-            "bottom": height - bottom, "lines": lines, "ticks": [(t, y(t)) for t in ticks], "points": longest}
+            "bottom": height - bottom, "lines": lines, "ticks": [(t, round(y(t), 1)) for t in ticks], "points": longest}

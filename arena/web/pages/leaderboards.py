@@ -5,9 +5,9 @@ from __future__ import annotations
 from flask import request
 
 from arena.services.errors import Invalid
-from arena.services.leaderboards import leaderboard
+from arena.services.page_queries import leaderboard
 from arena.web.pages import pages
-from arena.web.pages.charts import interval_scale
+from arena.web.pages.charts import interval_bar, interval_scale
 from arena.web.pages.common import page, unit_of_work, viewer
 from referee.games import GAMES
 
@@ -28,5 +28,7 @@ def leaderboard_page(game: str) -> tuple[str, int]:
         viewer(session)
         board = leaderboard(session, game, players)
     spec = GAMES[game].spec
-    return page("leaderboard.html", board=board, spec=spec, scale=interval_scale(board["entries"]),
+    scale = interval_scale(board["entries"])
+    bars = [interval_bar(scale, e["elo_low"], e["elo"], e["elo_high"]) for e in board["entries"]]
+    return page("leaderboard.html", board=board, spec=spec, bars=bars,
                 choices=sorted(set(board["available_players"]) | {board["players"]}))

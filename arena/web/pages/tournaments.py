@@ -3,6 +3,8 @@ organizers' form to start one."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import redirect, request, url_for
 from werkzeug.wrappers import Response
 
@@ -16,7 +18,7 @@ from arena.web.pages.errors import error_page
 from arena.web.pages.forms import TournamentForm
 from referee.games import GAMES
 
-MATCHES_PER_PAGE = 100
+MATCHES_PER_PAGE = 50
 CROSS_TABLE_MAX = 24  # bots; a bigger table would not be readable on a page
 
 
@@ -26,15 +28,24 @@ def tournament_page(tournament_id: int) -> tuple[str, int]:
     with unit_of_work() as session:
         viewer(session)
         tournament = service.get_tournament(session, tournament_id)
-        data = service.tournament_json(session, tournament)
+        data = service.tournament_json(session, tournament, detail=False) | page_queries.standings(session, tournament)
         matches = page_queries.tournament_matches(session, tournament_id, MATCHES_PER_PAGE,
                                                   (page_number - 1) * MATCHES_PER_PAGE)
     total = data["progress"]["total"]
     names = {s["bot_id"]: s["name"] for s in data["standings"]}
     spec = GAMES[data["game"]].spec if data["game"] in GAMES else None
+    show_cross = len(data["bots"]) <= CROSS_TABLE_MAX
     return page("tournament.html", t=data, spec=spec, matches=matches, names=names, page_number=page_number,
-                pages=max(1, -(-total // MATCHES_PER_PAGE)), show_cross=len(data["bots"]) <= CROSS_TABLE_MAX,
-                running=data["status"] == TournamentStatus.RUNNING)
+                pages=max(1, -(-total // MATCHES_PER_PAGE)), show_cross=show_cross,
+                cross=cross_rows(data) if show_cross else [], running=data["status"] == TournamentStatus.RUNNING)
+
+
+def cross_rows(data: dict[str, Any]) -> list[tuple[dict[str, Any], list[dict[str, int] | None]]]:
+    """The cross-table in standings order, one row per bot (None on the diagonal)."""
+    order = [str(s["bot_id"]) for s in data["standings"]]
+    table = data["cross_table"]
+    return [(s, [None if a == b else table[a][b] for b in order])
+            for s, a in zip(data["standings"], order, strict=True)]
 
 
 @pages.route("/tournaments/new", methods=["GET", "POST"])

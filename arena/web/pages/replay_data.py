@@ -1,0 +1,105 @@
+"""The replay viewer's data: the public view after every step (re-run by the pure engine from the
+recorded game, params, seed and actions) as a first view plus per-step changes, and every decision as
+the viewer lists it. Computed once per request from the stored document (a few hundred steps at most)."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from typing import Any
+
+from referee.commitments import canonical_json
+from referee.errors import RulesError
+from referee.games import get_game
+
+PRIVATE_VIEW_KEYS = ("seat", "hand", "my_unrevealed", "decision", "must_commit")
+
+
+def replay_frames(doc: dict[str, Any]) -> dict[str, Any]:
+    """The public view after each step (frame 0: the start), as a first view plus per-step changes.
+
+    The pure engine is re-run from the recorded game, params, seed and actions, so the board at every
+    step is what a spectator could have seen. If the engine refuses (another engine version, a
+    damaged document), the acting seats' recorded views minus private fields stand in.
+    """
+    try:
+        views, source = _engine_views(doc), "engine"
+    except (RulesError, KeyError, TypeError, ValueError, IndexError, AttributeError):
+        views, source = _recorded_views(doc), "recorded views"
+    final = doc.get("final_view")
+    return {
+        "source": source,
+        "final_view_matches": final is not None and canonical_json(views[-1]) == canonical_json(final),
+        "initial": views[0],
+        "changes": [view_changes(a, b) for a, b in pairwise(views)],
+    }
+
+
+def _engine_views(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    game = get_game(doc["game"])
+    if doc.get("engine_version") != game.spec.engine_version:
+        raise RulesError(f"recorded with engine {doc.get('engine_version')!r}")
+    state = game.initial_state(len(doc["players"]), doc["seed"], doc["params"])
+    views = [game.public_view(state)]
+    for step in doc["steps"]:
+        actions = {d["seat"]: d["action"] for d in step["decisions"]}
+        try:
+            state = game.apply(state, actions)
+        except RulesError:  # a JSON form the engine only takes once canonicalised (e.g. a multiset's order)
+            state = game.apply(state, {seat: game.canonical_action(state, seat, a) for seat, a in actions.items()})
+        views.append(game.public_view(state))
+    return views
+
+
+def _recorded_views(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    views = []
+    for step in doc.get("steps", []):
+        view = dict(step["decisions"][0]["view"])
+        for key in PRIVATE_VIEW_KEYS:
+            view.pop(key, None)
+        views.append(view)
+    views.append(doc.get("final_view") or (views[-1] if views else {}))
+    return views
+
+
+def view_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """What changed from one view to the next: keys set anew, lists that only grew (their new tail), keys gone."""
+    changes: dict[str, Any] = {}
+    for key, value in after.items():
+        old = before.get(key, _MISSING)
+        if old is not _MISSING and old == value:
+            continue
+        if _grew(old, value):
+            changes.setdefault("append", {})[key] = list(value[len(old):])
+        else:
+            changes.setdefault("set", {})[key] = value
+    gone = [key for key in before if key not in after]
+    if gone:
+        changes["unset"] = gone
+    return changes
+
+
+_MISSING = object()
+
+
+def _grew(old: Any, new: Any) -> bool:
+    """``new`` is ``old`` plus items at the end (lists and tuples alike: views may hold either)."""
+    return (isinstance(old, list | tuple) and isinstance(new, list | tuple) and len(new) > len(old)
+            and list(new[:len(old)]) == list(old))
+
+
+def replay_steps(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every decision as the viewer lists it. A fault shows only its kind: its message and excerpt quote what
+    the bot sent, which the bot's page shows to its owner alone."""
+    steps = []
+    for step in doc.get("steps", []):
+        decisions = []
+        for d in step["decisions"]:
+            fault = d.get("fault")
+            decisions.append({
+                "seat": d["seat"], "decision": d["decision"], "action": d["action"], "default": d.get("default", False),
+                "forfeited": d.get("forfeited", False), "latency_ms": d.get("latency_ms"),
+                "fault": fault["kind"] if fault else None,
+                "commitment": d["commitment"], "hand": (d.get("view") or {}).get("hand"),
+            })
+        steps.append({"turn": step["turn"], "decisions": decisions})
+    return steps
