@@ -100,10 +100,17 @@ def test_replay_download_is_the_stored_document(client, world, context) -> None:
 
 
 @pytest.mark.parametrize("url", ["/bots/999999", "/tournaments/999999", "/matches/999999",
-                                 "/matches/999999/replay.json", "/docs/games/nope"])
+                                 "/matches/999999/replay.json", "/docs/games/nope", "/bots/99999999999",
+                                 "/tournaments/99999999999", "/matches/99999999999",
+                                 "/matches/99999999999/replay.json", "/tournaments/0"])
 def test_unknown_ids_answer_a_404_page(client, url) -> None:
     page = html(client, url, 404)
     assert "Not found" in page and 'role="alert"' in page
+
+
+def test_a_page_number_past_the_end_shows_no_matches(client, world) -> None:
+    page = html(client, f"/tournaments/{world.tournament}?page=99999999999999999999")
+    assert "No matches yet." in page
 
 
 def test_unknown_page_urls_are_404_and_the_api_still_answers_json(client) -> None:

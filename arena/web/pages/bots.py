@@ -16,7 +16,7 @@ from arena.services import latency, page_queries
 from arena.services.errors import ServiceError
 from arena.web.pages import pages
 from arena.web.pages.charts import history_chart
-from arena.web.pages.common import context, page, unit_of_work, viewer
+from arena.web.pages.common import context, existing_id, page, unit_of_work, viewer
 from arena.web.pages.forms import BotForm
 from referee.games import GAMES
 
@@ -31,6 +31,7 @@ def latency_labels(summary: dict[str, Any]) -> dict[str, Any]:
 
 @pages.get("/bots/<int:bot_id>")
 def bot_page(bot_id: int) -> tuple[str, int]:
+    existing_id(bot_id, "bot")
     with unit_of_work() as session:
         account = viewer(session)
         bot = bot_service.get_bot(session, bot_id)

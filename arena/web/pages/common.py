@@ -10,10 +10,19 @@ from flask import current_app, g, render_template, request, session
 from sqlalchemy.orm import Session
 
 from arena.bootstrap import Context
+from arena.services.errors import NotFound
 from arena.storage.models import Account
 
+MAX_ID = 2**31 - 1  # id columns are 32-bit on PostgreSQL: a bigger id names nothing
 SESSION_ACCOUNT = "account_id"
 SESSION_TOKEN_HASH = "token_hash"
+
+
+def existing_id(value: int, what: str) -> int:
+    """``NotFound`` for an id no row can have, before the database sees it (PostgreSQL would refuse it)."""
+    if not 1 <= value <= MAX_ID:
+        raise NotFound(f"no {what} {value}")
+    return value
 
 
 def context() -> Context:

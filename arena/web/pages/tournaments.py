@@ -13,7 +13,7 @@ from arena.services import tournaments as service
 from arena.services.errors import ServiceError
 from arena.storage.models import TournamentStatus
 from arena.web.pages import pages
-from arena.web.pages.common import context, page, unit_of_work, viewer
+from arena.web.pages.common import context, existing_id, page, unit_of_work, viewer
 from arena.web.pages.errors import error_page
 from arena.web.pages.forms import TournamentForm
 from referee.games import GAMES
@@ -24,7 +24,8 @@ CROSS_TABLE_MAX = 24  # bots; a bigger table would not be readable on a page
 
 @pages.get("/tournaments/<int:tournament_id>")
 def tournament_page(tournament_id: int) -> tuple[str, int]:
-    page_number = max(1, request.args.get("page", 1, type=int) or 1)
+    existing_id(tournament_id, "tournament")
+    page_number = min(max(1, request.args.get("page", 1, type=int) or 1), 100_000)
     with unit_of_work() as session:
         viewer(session)
         tournament = service.get_tournament(session, tournament_id)
