@@ -15,8 +15,7 @@ Wire forms (JSON objects; key order never matters, card lists are read as multis
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cache
-from itertools import product
+from functools import lru_cache
 from typing import Any
 
 from referee.errors import RulesError
@@ -99,7 +98,7 @@ def fruit_actions(state: PajarracosState, seat: int) -> list[dict[str, Any]]:
     return out
 
 
-@cache
+@lru_cache(maxsize=512)  # bounded: a worker plays for months
 def _fruit_plays(
     hand: tuple[str, ...],
 ) -> tuple[tuple[str, tuple[tuple[str, ...], ...], tuple[tuple[str, ...], ...]], ...]:
@@ -156,13 +155,17 @@ def discard_actions(hand: tuple[str, ...]) -> list[dict[str, Any]]:
     return [{"type": DISCARD, "cards": list(cards)} for cards in _discard_sets(hand)]
 
 
-@cache
+@lru_cache(maxsize=512)  # bounded: a worker plays for months
 def _discard_sets(hand: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
-    """The sub-multisets of a hand, fewest cards first; hands are few, so they are remembered."""
-    names = [card for card in CARD_ORDER if card in hand]
-    counts = [range(hand.count(card) + 1) for card in names]
-    sets = [tuple(card for card, k in zip(names, combo, strict=True) for _ in range(k)) for combo in product(*counts)]
-    return tuple(sorted((cards for cards in sets if cards), key=len))
+    """The sub-multisets of a hand, fewest cards first (built card kind by card kind: cheap enough that
+    the small cache only saves repeats)."""
+    sets: list[tuple[str, ...]] = [()]
+    for card in CARD_ORDER:
+        count = hand.count(card)
+        if count:
+            sets = [chosen + (card,) * k for chosen in sets for k in range(count + 1)]
+    sets.sort(key=len)
+    return tuple(sets[1:])
 
 
 def can_place_crow(state: PajarracosState, seat: int) -> bool:
