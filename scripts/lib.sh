@@ -75,6 +75,7 @@ ensure_chromium() {
 
 ensure_test_services() {
     command -v psql >/dev/null 2>&1 || apt_install postgresql-client
+    command -v wrk >/dev/null 2>&1 || apt_install wrk
     ensure_redis
     ensure_postgres
     ensure_chromium
