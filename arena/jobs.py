@@ -6,6 +6,7 @@ import os
 import socket
 
 from arena.bootstrap import Context, build_context
+from arena.services.leaderboards import refit
 from arena.services.matches import run_match
 
 _context: Context | None = None  # one per worker process, built on the first job
@@ -30,4 +31,12 @@ def worker_name() -> str:
 
 def run_match_job(match_id: int) -> str:
     ctx = worker_context()
-    return run_match(ctx.db, ctx.settings, int(match_id), worker_name())
+    request = ctx.queue.request_refit if ctx.queue is not None else None
+    return run_match(ctx.db, ctx.settings, int(match_id), worker_name(), request)
+
+
+def refit_job(game: str, players: int) -> int:
+    ctx = worker_context()
+    if ctx.queue is not None:
+        ctx.queue.refit_started(game, players)
+    return refit(ctx.db, game, int(players))

@@ -14,6 +14,8 @@ from rq.job import Job, JobStatus
 from arena.config import Settings
 
 JOB_FUNCTION = "arena.jobs.run_match_job"
+REFIT_FUNCTION = "arena.jobs.refit_job"
+REFIT_PENDING = "arena:refit-pending:{game}:{players}"
 LIVE = {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, JobStatus.DEFERRED}
 
 
@@ -41,6 +43,19 @@ class MatchQueue:
             result_ttl=3600,
             failure_ttl=7 * 24 * 3600,
         )
+
+    def request_refit(self, game: str, players: int) -> bool:
+        """Queue a refit of one leaderboard unless one is already waiting (a burst of finished matches
+        costs one refit; the job clears the flag when it starts, so later matches ask again)."""
+        key = REFIT_PENDING.format(game=game, players=players)
+        if not self.redis.set(key, "1", nx=True, ex=600):
+            return False
+        self.queue.enqueue(REFIT_FUNCTION, game, players, job_timeout=self.settings.job_timeout_s, at_front=True,
+                           retry=Retry(max=3, interval=[1, 5, 15]), result_ttl=600, failure_ttl=24 * 3600)
+        return True
+
+    def refit_started(self, game: str, players: int) -> None:
+        self.redis.delete(REFIT_PENDING.format(game=game, players=players))
 
     def is_live(self, match_id: int) -> bool:
         """True when RQ holds a job for this match that will still run (queued, started, scheduled)."""

@@ -22,7 +22,7 @@ def hash_token(token: str) -> str:
 
 def create_account(session: Session, name: str, admin: bool = False) -> tuple[Account, str]:
     """A new account and its token (returned once, never stored in clear)."""
-    if not isinstance(name, str) or not NAME.match(name):
+    if not isinstance(name, str) or not NAME.fullmatch(name):
         raise Invalid("name must be 2-40 characters: letters, digits, '_', '.', '-', starting with a letter or digit")
     if session.scalar(select(Account.id).where(Account.name == name)) is not None:
         raise Conflict(f"the name {name!r} is taken")

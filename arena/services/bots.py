@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from arena.config import Settings
-from arena.services.errors import Conflict, Forbidden, Invalid, NotFound
+from arena.services.errors import Conflict, Forbidden, Invalid, NotFound, require_id
 from arena.storage.models import Account, Bot, BotStatus
 from referee.errors import UnsafeURL
 from referee.games import GAMES
@@ -51,14 +51,18 @@ def bot_json(bot: Bot, viewer: Account | None) -> dict[str, Any]:
 
 
 def _validate(name: Any, url: Any, game: Any) -> tuple[str, str, str]:
-    if not isinstance(name, str) or not BOT_NAME.match(name):
+    if not isinstance(name, str) or not BOT_NAME.fullmatch(name):
         raise Invalid("name must be 1-60 characters of letters, digits, spaces and _ . + -")
     if not isinstance(game, str) or game not in GAMES:
         raise Invalid(f"game must be one of {sorted(GAMES)}")
+    if isinstance(url, str) and any(ord(ch) < 0x21 or ord(ch) == 0x7F for ch in url.strip()):
+        raise Invalid("a bot URL may not contain spaces or control characters")
     try:
         url = check_url_shape(url)
     except UnsafeURL as exc:
         raise Invalid(str(exc)) from None
+    except ValueError as exc:  # urlsplit: e.g. an unclosed IPv6 bracket
+        raise Invalid(f"not a valid URL: {exc}") from None
     return name, url, game
 
 
@@ -80,6 +84,7 @@ def register_bot(session: Session, owner: Account, name: Any, url: Any, game: An
 
 
 def get_bot(session: Session, bot_id: int) -> Bot:
+    require_id(bot_id, "bot")
     bot = session.get(Bot, bot_id)
     if bot is None:
         raise NotFound(f"no bot {bot_id}")

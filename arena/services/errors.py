@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+#: The largest id a stored row can have: the id columns are 32-bit integers on PostgreSQL. A bigger id
+#: (or a smaller one than 1) names nothing, and must be answered as such before it reaches the database.
+MAX_ID = 2**31 - 1
+
 
 class ServiceError(Exception):
     status = 400
@@ -32,3 +36,9 @@ class Unauthorized(ServiceError):
 
 class Conflict(ServiceError):
     status = 409
+
+
+def require_id(value: int, what: str) -> None:
+    """``NotFound`` for an id no row can have (out of the id columns' range), without asking the database."""
+    if not 1 <= value <= MAX_ID:
+        raise NotFound(f"no {what} {value}")

@@ -71,7 +71,7 @@ def match_log(session: Session, game: str, players: int) -> tuple[list[MatchOutc
     return log, max(grouped, default=0)
 
 
-def refit(db: Database, game: str, players: int, match_id: int | None = None) -> int:
+def refit(db: Database, game: str, players: int) -> int:
     """Recompute one leaderboard from its whole log and store it; returns the matches fitted."""
     started = time.perf_counter()
     with db.session() as session:
@@ -91,10 +91,10 @@ def refit(db: Database, game: str, players: int, match_id: int | None = None) ->
         if fit is None:
             fit = LeaderboardFit(game=game, players=players)
             session.add(fit)
+        previous_last_id = fit.last_match_id or 0
         fit.matches, fit.last_match_id = len(log), last_id
         fit.duration_ms = round((time.perf_counter() - started) * 1000, 1)
-        if match_id is not None:
-            _add_history(session, game, players, match_id, {row.bot: row.elo for row in table})
+        _add_history(session, game, players, previous_last_id, last_id, {row.bot: row.elo for row in table})
     return len(log)
 
 
@@ -104,24 +104,28 @@ def lock_board(session: Session, game: str, players: int) -> None:
         session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"board:{game}:{players}"})
 
 
-def _add_history(session: Session, game: str, players: int, match_id: int, elo: dict[int, float]) -> None:
-    bots = list(session.scalars(select(MatchSeat.bot_id).where(MatchSeat.match_id == match_id)))
+def _add_history(session: Session, game: str, players: int, after_id: int, through_id: int,
+                 elo: dict[int, float]) -> None:
+    """A rating-history point for every bot that played since the previous fit."""
+    bots = sorted(set(session.scalars(
+        select(MatchSeat.bot_id).join(Match, Match.id == MatchSeat.match_id)
+        .where(Match.game == game, Match.num_players == players, Match.status == MatchStatus.FINISHED,
+               Match.id > after_id, Match.id <= through_id))))
     live = dict(session.execute(select(LiveRating.bot_id, LiveRating.elo).where(
         LiveRating.game == game, LiveRating.players == players, LiveRating.bot_id.in_(bots))).all())
     for bot in bots:
         if bot in elo:
-            session.add(RatingPoint(bot_id=bot, game=game, players=players, match_id=match_id,
+            session.add(RatingPoint(bot_id=bot, game=game, players=players, match_id=through_id,
                                     elo=round(elo[bot], 2), live_elo=round(live.get(bot, 1500.0), 2)))
 
 
-def after_match(db: Database, match_id: int) -> None:
-    """The leaderboard of the match just recorded, and only that one, is refitted."""
-    with db.session() as session:
-        match = session.get(Match, match_id)
-        if match is None or match.status != MatchStatus.FINISHED:
-            return
-        game, players = match.game, match.num_players
-    refit(db, game, players, match_id)
+def stale_boards(session: Session) -> list[tuple[str, int]]:
+    """Leaderboards whose stored fit misses a finished match (the reconciler refits them)."""
+    newest = session.execute(select(Match.game, Match.num_players, func.max(Match.id))
+                             .where(Match.status == MatchStatus.FINISHED)
+                             .group_by(Match.game, Match.num_players)).all()
+    fitted = {(f.game, f.players): f.last_match_id for f in session.scalars(select(LeaderboardFit))}
+    return [(game, players) for game, players, last in newest if fitted.get((game, players), 0) < last]
 
 
 def player_counts(session: Session, game: str) -> list[int]:

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from arena.services.errors import NotFound
+from arena.services.errors import NotFound, require_id
 from arena.services.matches import decompress
 from arena.storage.models import Bot, Match, MatchSeat
 
@@ -23,6 +23,7 @@ def list_matches(session: Session, tournament_id: int | None = None, bot_id: int
 
 
 def get_match(session: Session, match_id: int) -> Match:
+    require_id(match_id, "match")
     match = session.scalar(select(Match).options(selectinload(Match.seats)).where(Match.id == match_id))
     if match is None:
         raise NotFound(f"no match {match_id}")

@@ -13,6 +13,7 @@ import gzip
 import json
 import logging
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -22,7 +23,7 @@ from sqlalchemy.orm import Session
 from arena.config import Settings
 from arena.services import latency
 from arena.services.bots import address_guard
-from arena.services.leaderboards import after_match, update_live
+from arena.services.leaderboards import refit, update_live
 from arena.services.metrics import count_match
 from arena.storage.db import Database
 from arena.storage.models import Bot, Fault, Match, MatchSeat, MatchStatus, Tournament, TournamentStatus, utcnow
@@ -47,8 +48,15 @@ def claim(session: Session, match_id: int, worker: str, lease_s: int) -> bool:
     return result.rowcount == 1
 
 
-def run_match(db: Database, settings: Settings, match_id: int, worker: str) -> str:
-    """Claim, play and record one match; returns what happened ("recorded", "skipped", ...)."""
+RefitRequest = Callable[[str, int], None]
+
+
+def run_match(db: Database, settings: Settings, match_id: int, worker: str,
+              request_refit: RefitRequest | None = None) -> str:
+    """Claim, play and record one match; returns what happened ("recorded", "skipped", ...).
+
+    Afterwards only this match's leaderboard is refitted: by a queued, coalesced refit job when
+    ``request_refit`` is given (the worker passes the queue's), otherwise right here."""
     with db.session() as session:
         if not claim(session, match_id, worker, settings.match_lease_s):
             return "skipped"
@@ -80,7 +88,11 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str) -> s
              extra={"match_id": match_id, "game": game, "worker": worker, "steps": len(replay["steps"]),
                     "faults": len(replay["faults"]), "ranks": replay["result"]["ranks"]})
     if recorded:
-        after_match(db, match_id)
+        players = len(bots)
+        if request_refit is not None:
+            request_refit(game, players)
+        else:
+            refit(db, game, players)
     return "recorded" if recorded else "duplicate"
 
 

@@ -11,6 +11,7 @@ from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
 from arena.queue import MatchQueue
+from arena.services.leaderboards import stale_boards
 from arena.services.matches import finish_tournament_if_done
 from arena.storage.models import Match, MatchStatus, Tournament, TournamentStatus, utcnow
 
@@ -33,7 +34,11 @@ def reconcile(session: Session, queue: MatchQueue) -> dict[str, int]:
         elif not queue.is_live(match_id):
             queue.enqueue(match_id)
             requeued += 1
+    refits = 0
+    for game, players in stale_boards(session):
+        refits += queue.request_refit(game, players)
     finished = 0
     for tournament_id in session.scalars(select(Tournament.id).where(Tournament.status == TournamentStatus.RUNNING)):
         finished += finish_tournament_if_done(session, tournament_id)
-    return {"requeued": requeued, "expired_leases": expired, "tournaments_finished": finished}
+    return {"requeued": requeued, "expired_leases": expired, "tournaments_finished": finished,
+            "refits_requested": refits}

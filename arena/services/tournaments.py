@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from arena.queue import MatchQueue
 from arena.schedules import round_robin
-from arena.services.errors import Forbidden, Invalid, NotFound
+from arena.services.errors import Forbidden, Invalid, NotFound, require_id
 from arena.services.standings import standings_and_cross_table
 from arena.storage.models import (
     Account,
@@ -102,6 +102,7 @@ def queue_tournament(session: Session, queue: MatchQueue | None, tournament_id: 
 
 
 def get_tournament(session: Session, tournament_id: int) -> Tournament:
+    require_id(tournament_id, "tournament")
     tournament = session.get(Tournament, tournament_id)
     if tournament is None:
         raise NotFound(f"no tournament {tournament_id}")

@@ -21,6 +21,7 @@ from arena.bootstrap import Context
 from arena.services import bots as bot_service
 from arena.services import tournaments as tournament_service
 from arena.services.accounts import create_account
+from arena.services.leaderboards import stale_boards
 from arena.storage.models import Account, Match, MatchStatus
 from referee.games import GAMES
 from sample_bots.sdk import Bot, BotServer, start_in_thread
@@ -174,11 +175,13 @@ def start_tournament(context: Context, body: dict[str, Any]) -> int:
 
 
 def wait_for(context: Context, tournament_id: int, timeout_s: float, workers: Workers | None = None) -> dict:
+    """Until every match is done and every leaderboard's stored fit includes them (refits are queued)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        with context.db.session() as session:
+        with context.db.session(readonly=True) as session:
             progress = tournament_service.progress(session, tournament_id)
-        if progress["done"] == progress["total"]:
+            fresh = not stale_boards(session)
+        if progress["done"] == progress["total"] and fresh:
             return progress
         time.sleep(0.2)
     logs = workers.logs() if workers else ""

@@ -103,6 +103,7 @@ def _run_with_chaos(context: Context, web: WebApp, workers: h.Workers, redis: h.
         progress = _progress(web, tournament_id)
         done = progress["done"] if progress else None
         if progress and done == progress["total"]:
+            h.wait_for(context, tournament_id, 120, workers)  # and the queued refits have run
             return events
         now = time.monotonic()
         if now >= next_kill and events["worker_kills"] < 6:

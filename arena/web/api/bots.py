@@ -9,6 +9,7 @@ from arena.web.api import api
 from arena.web.api.common import context, current_account, int_arg, json_body, unit_of_work
 from arena.web.api.openapi import BOT_CREATE, BOT_UPDATE
 from arena.web.ratelimit import bot_rate, limiter
+from referee.games import GAMES
 
 
 @api.post("/bots")
@@ -30,7 +31,10 @@ def list_bots():  # type: ignore[no-untyped-def]
     offset = int_arg("offset", 0, 0)
     with unit_of_work() as session:
         viewer = current_account(session, required=False)
-        bots = service.list_bots(session, request.args.get("game") or None, limit=limit or 100, offset=offset or 0)
+        game = request.args.get("game") or None
+        if game is not None and game not in GAMES:
+            return jsonify([])  # no bot plays an unknown game; its name never reaches the database
+        bots = service.list_bots(session, game, limit=limit or 100, offset=offset or 0)
         return jsonify([service.bot_json(bot, viewer) for bot in bots])
 
 

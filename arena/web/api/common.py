@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -45,6 +46,8 @@ def json_body(schema: dict[str, Any] | None = None) -> dict[str, Any]:
     data = request.get_json(silent=True)
     if not isinstance(data, dict):
         raise Invalid("the body must be a JSON object (Content-Type: application/json)")
+    if not _finite(data):
+        raise Invalid("the body must be standard JSON: NaN, Infinity and numbers out of range are not allowed")
     if schema is not None:
         try:
             jsonschema.validate(data, schema)
@@ -52,6 +55,18 @@ def json_body(schema: dict[str, Any] | None = None) -> dict[str, Any]:
             where = "/".join(str(p) for p in exc.absolute_path) or "body"
             raise Invalid(f"{where}: {exc.message}") from None
     return data
+
+
+def _finite(value: Any) -> bool:
+    """False when a float in ``value`` is NaN or infinite: Python's JSON parser accepts ``NaN``,
+    ``Infinity`` and ``1e400``, which no JSON column (PostgreSQL) or client can take back."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    return True
 
 
 def int_arg(name: str, default: int | None = None, low: int = 0, high: int = 10**9) -> int | None:

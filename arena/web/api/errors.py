@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from flask import jsonify
-from werkzeug.exceptions import HTTPException
+from flask import jsonify, request
+from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from arena.services.errors import ServiceError
 from arena.web.api import api
@@ -19,6 +19,9 @@ def error_response(status: int, message: str, details: object = None):  # type: 
         body["details"] = details
     response = jsonify(body)
     response.status_code = status
+    routing = request.routing_exception if status == 405 else None
+    if isinstance(routing, MethodNotAllowed) and routing.valid_methods:
+        response.headers["Allow"] = ", ".join(sorted(routing.valid_methods))  # RFC 9110: a 405 lists them
     return response
 
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 from flask import jsonify
 
 from arena.services import match_queries as service
+from arena.services.errors import MAX_ID
 from arena.web.api import api
 from arena.web.api.common import int_arg, unit_of_work
 
 
 @api.get("/matches")
 def list_matches():  # type: ignore[no-untyped-def]
-    tournament = int_arg("tournament", None, 1)
-    bot = int_arg("bot", None, 1)
+    tournament = int_arg("tournament", None, 1, MAX_ID)
+    bot = int_arg("bot", None, 1, MAX_ID)
     limit = int_arg("limit", 50, 1, 500) or 50
     with unit_of_work() as session:
         return jsonify([service.match_json(m) for m in service.list_matches(session, tournament, bot, limit)])

@@ -7,6 +7,7 @@ from typing import Any
 
 from flask import jsonify
 
+from arena.services.errors import MAX_ID
 from arena.web.api import api
 
 NAME = {"type": "string", "minLength": 1, "maxLength": 80}
@@ -29,7 +30,7 @@ TOURNAMENT_CREATE = {
     "type": "object", "additionalProperties": False, "required": ["game", "bots"],
     "properties": {
         "game": {"type": "string", "minLength": 1, "maxLength": 60},
-        "bots": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 2**62}, "minItems": 2,
+        "bots": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": MAX_ID}, "minItems": 2,
                  "maxItems": 1000, "uniqueItems": True},
         "seats": {"type": "integer", "minimum": 2, "maximum": 6},
         "cycles": {"type": "integer", "minimum": 1, "maximum": 1000},
@@ -110,7 +111,7 @@ def _op(summary: str, ok: int, schema: dict[str, Any] | None, *codes: int, body:
 
 def _path_id(name: str) -> dict[str, Any]:
     return {"name": name, "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1,
-                                                                      "maximum": 2**62}}
+                                                                      "maximum": MAX_ID}}
 
 
 def _query(name: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -168,8 +169,8 @@ def spec() -> dict[str, Any]:
                 params=[_path_id("tournament_id")])},
             "/api/matches": {"get": _op(
                 "matches, newest first", 200, {"type": "array", "items": {"$ref": "#/components/schemas/Match"}},
-                422, params=[_query("tournament", {"type": "integer", "minimum": 1, "maximum": 2**62}),
-                             _query("bot", {"type": "integer", "minimum": 1, "maximum": 2**62}), limit])},
+                422, params=[_query("tournament", {"type": "integer", "minimum": 1, "maximum": MAX_ID}),
+                             _query("bot", {"type": "integer", "minimum": 1, "maximum": MAX_ID}), limit])},
             "/api/matches/{match_id}": {"get": _op(
                 "result and replay", 200, {"$ref": "#/components/schemas/Match"}, 404, params=[_path_id("match_id")])},
             "/api/leaderboards/{game}": {"get": _op(
