@@ -83,7 +83,7 @@ def board_from_json(data: Mapping[str, Any]) -> Board:
             piranha_squares=tuple(marked),
             fish_squares=fish,
         )
-    except (KeyError, TypeError, IndexError) as exc:
+    except (KeyError, TypeError, IndexError, ValueError, OverflowError) as exc:
         raise RulesError(f"malformed board description: {exc!r}") from exc
     for cell in fish:
         if not board.on_board(cell) or board.is_dry(cell):

@@ -90,7 +90,7 @@ def build_rules(edition: str, advanced: bool, num_players: int, params: Mapping[
     if supply_total is not None and start_stones * num_players > supply_total:
         raise RulesError(f"a supply of {supply_total} cannot give {num_players} players {start_stones} each")
     max_rounds = _positive_int(params, "max_move_rounds", DEFAULT_MAX_MOVE_ROUNDS)
-    barrels = tuple(_barrel(b) for b in params.get("barrels", DEFAULT_BARRELS)) if advanced else ()
+    barrels = _barrels(params.get("barrels", DEFAULT_BARRELS)) if advanced else ()
     if "barrels" in params and not advanced:
         raise RulesError("barrels exist only in the advanced variant")
     score_final = params.get("score_final_round", True)
@@ -127,6 +127,12 @@ def _positive_int(params: Mapping[str, Any], name: str, default: int, allow_zero
     if not isinstance(value, int) or isinstance(value, bool) or value < (0 if allow_zero else 1):
         raise RulesError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} integer")
     return value
+
+
+def _barrels(specs: Any) -> tuple[Mapping[str, Any], ...]:
+    if not isinstance(specs, list | tuple):
+        raise RulesError(f"barrels must be a list of barrel effects, got {specs!r}")
+    return tuple(_barrel(b) for b in specs)
 
 
 def _barrel(spec: Any) -> Mapping[str, Any]:
