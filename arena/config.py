@@ -40,6 +40,7 @@ class Settings:
     max_request_bytes: int = 256 * 1024
     match_lease_s: int = 30
     reconcile_interval_s: int = 15
+    refit_delay_s: int = 2  # a leaderboard is refitted at most this often while matches keep finishing
     job_timeout_s: int = 3600
     health_check: bool = True
     rate_limits: bool = True

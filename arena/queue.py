@@ -5,6 +5,7 @@ who plays it (see ``arena.services.matches``)."""
 from __future__ import annotations
 
 import contextlib
+from datetime import timedelta
 
 from redis import Redis
 from rq import Queue, Retry
@@ -50,8 +51,13 @@ class MatchQueue:
         key = REFIT_PENDING.format(game=game, players=players)
         if not self.redis.set(key, "1", nx=True, ex=600):
             return False
-        self.queue.enqueue(REFIT_FUNCTION, game, players, job_timeout=self.settings.job_timeout_s, at_front=True,
-                           retry=Retry(max=3, interval=[1, 5, 15]), result_ttl=600, failure_ttl=24 * 3600)
+        options = {"job_timeout": self.settings.job_timeout_s, "retry": Retry(max=3, interval=[1, 5, 15]),
+                   "result_ttl": 600, "failure_ttl": 24 * 3600}
+        delay = self.settings.refit_delay_s
+        if delay > 0:  # gather the matches that finish meanwhile into the same refit
+            self.queue.enqueue_in(timedelta(seconds=delay), REFIT_FUNCTION, game, players, **options)
+        else:
+            self.queue.enqueue(REFIT_FUNCTION, game, players, at_front=True, **options)
         return True
 
     def refit_started(self, game: str, players: int) -> None:

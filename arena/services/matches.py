@@ -217,7 +217,7 @@ def finish_tournament_if_done(session: Session, tournament_id: int) -> int:
 
 
 def compress(replay: dict[str, Any]) -> bytes:
-    return gzip.compress(json.dumps(replay, separators=(",", ":")).encode("utf-8"), compresslevel=6)
+    return gzip.compress(json.dumps(replay, separators=(",", ":")).encode("utf-8"), compresslevel=1)
 
 
 def decompress(blob: bytes) -> dict[str, Any]:

@@ -26,13 +26,16 @@ LATENCY_SUM = "decision_latency_sum_ms"
 LATENCY_COUNT = "decision_latency_count"
 
 
-def increment(session: Session, name: str, labels: str, amount: float) -> None:
-    """Atomic upsert-add, safe under concurrent writers (ON CONFLICT DO UPDATE)."""
-    if not amount:
+def increment(session: Session, amounts: dict[tuple[str, str], float]) -> None:
+    """Atomic upsert-add of several counters in one statement, safe under concurrent writers
+    (INSERT ... ON CONFLICT DO UPDATE)."""
+    rows = [{"name": name, "labels": labels, "value": value} for (name, labels), value in sorted(amounts.items())
+            if value]
+    if not rows:
         return
     dialect = session.get_bind().dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    stmt = insert(MetricCounter).values(name=name, labels=labels, value=amount)
+    stmt = insert(MetricCounter).values(rows)
     stmt = stmt.on_conflict_do_update(index_elements=["name", "labels"],
                                       set_={"value": MetricCounter.value + stmt.excluded.value})
     session.execute(stmt)
@@ -40,14 +43,15 @@ def increment(session: Session, name: str, labels: str, amount: float) -> None:
 
 def count_match(session: Session, game: str, fault_kinds: list[str], latency_hist: list[int],
                 latency_sum_ms: float) -> None:
-    """Everything one recorded match adds to the counters."""
-    increment(session, MATCHES, f"game={game}", 1)
+    """Everything one recorded match adds to the counters, in one statement."""
+    amounts: dict[tuple[str, str], float] = {(MATCHES, f"game={game}"): 1}
     for kind in set(fault_kinds):
-        increment(session, FAULTS, f"kind={kind}", fault_kinds.count(kind))
+        amounts[(FAULTS, f"kind={kind}")] = fault_kinds.count(kind)
     for index, count in enumerate(latency_hist):
-        increment(session, LATENCY_BUCKET, f"le={index}", count)
-    increment(session, LATENCY_SUM, "", latency_sum_ms)
-    increment(session, LATENCY_COUNT, "", sum(latency_hist))
+        amounts[(LATENCY_BUCKET, f"le={index}")] = count
+    amounts[(LATENCY_SUM, "")] = latency_sum_ms
+    amounts[(LATENCY_COUNT, "")] = sum(latency_hist)
+    increment(session, amounts)
 
 
 class ArenaCollector:

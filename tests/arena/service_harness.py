@@ -167,7 +167,9 @@ def register_bots(context: Context, servers: list[BotServer], game: str, owner: 
 
 def start_tournament(context: Context, body: dict[str, Any]) -> int:
     with context.db.session() as session:
-        organizer, _token = create_account(session, "organizer", admin=True)
+        organizer = session.scalar(select(Account).where(Account.name == "organizer"))
+        if organizer is None:
+            organizer, _token = create_account(session, "organizer", admin=True)
         tournament_id = tournament_service.create_tournament(session, organizer, body).id
     with context.db.session() as session:
         tournament_service.queue_tournament(session, context.queue, tournament_id)
