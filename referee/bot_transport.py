@@ -85,25 +85,23 @@ def _connection_classes(
         except OSError as exc:
             raise NewConnectionError(conn, f"failed to connect: {exc}") from exc
 
-    class TrackedHTTPConnection(HTTPConnection):
+    class Tracked:
+        """Mixed into both connection classes: guarded connect, registration with the tracker."""
+
         def _new_conn(self) -> socket.socket:
-            sock = new_conn(self)
+            sock = new_conn(self)  # type: ignore[arg-type]
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             return sock
 
         def request(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-            tracker.started(self)
-            return super().request(*args, **kwargs)
+            tracker.started(self)  # type: ignore[arg-type]
+            return super().request(*args, **kwargs)  # type: ignore[misc]
 
-    class TrackedHTTPSConnection(HTTPSConnection):
-        def _new_conn(self) -> socket.socket:
-            sock = new_conn(self)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            return sock
+    class TrackedHTTPConnection(Tracked, HTTPConnection):
+        pass
 
-        def request(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-            tracker.started(self)
-            return super().request(*args, **kwargs)
+    class TrackedHTTPSConnection(Tracked, HTTPSConnection):
+        pass
 
     class Pool(HTTPConnectionPool):
         ConnectionCls = TrackedHTTPConnection
