@@ -6,7 +6,8 @@ query per row); nothing here fits a rating: pages read the stored tables only.
 
 from __future__ import annotations
 
-import copy
+import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import case, func, select
@@ -143,7 +144,7 @@ def latency_summary(session: Session, bot_id: int) -> dict[str, Any]:
     counts = [sum(bucket) for bucket in zip(*hists, strict=True)] if hists else []
     worst = max((most or 0.0 for _hist, most in rows), default=0.0)
     return {"samples": sum(counts), "matches": len(rows), "max_ms": worst,
-            "percentiles": [(q, latency.percentile(counts, q)) for q in (50, 90, 99)] if counts else []}
+            "percentiles": [(q, latency.percentile(counts, q)) for q in (50, 90, 99)] if sum(counts) else []}
 
 
 def fault_counts(session: Session, bot_id: int) -> list[tuple[str, int]]:
@@ -219,63 +220,87 @@ def owned_bots(session: Session, account_id: int) -> list[Bot]:
 
 
 
-_standings_memo: dict[tuple[str, int, int], dict[str, Any]] = {}
 CHUNK = 2000  # match ids per IN list: both databases then walk the seats' primary key
+
+
+@dataclass
+class _Tally:
+    """A tournament's sums so far and the finished matches they include."""
+
+    bots: list[int]
+    included: set[int] = field(default_factory=set)
+    stats: dict[int, list[Any]] = field(default_factory=dict)  # matches, wins, rank sum, score sum, forfeits, faults
+    cross: dict[int, dict[int, list[int]]] = field(default_factory=dict)  # a's wins, draws, losses against b
+
+    def __post_init__(self) -> None:
+        self.lock = threading.Lock()  # requests for one tournament add to it one at a time
+        self.stats = {b: [0, 0, 0, 0.0, 0, 0] for b in self.bots}
+        self.cross = {a: {b: [0, 0, 0] for b in self.bots if b != a} for a in self.bots}
+
+
+_tallies: dict[tuple[str, int], _Tally] = {}
+_tally_lock = threading.Lock()
 
 
 def standings(session: Session, tournament: Tournament) -> dict[str, Any]:
     """Standings and cross-table as ``arena.services.standings`` computes them (a test holds the two equal), in
     one pass over plain rows: a 1,000-match tournament page must not spend 300 ms building outcome objects.
-    A tournament's finished matches only ever grow, so their count names the set: the table is kept per
-    (tournament, count) and computed again only after another match has finished."""
+    Both are sums over finished matches, and a finished match never changes, so the sums are kept per
+    tournament and each request adds only the matches that finished since."""
     ids = list(session.scalars(select(Match.id).where(Match.tournament_id == tournament.id,
                                                       Match.status == MatchStatus.FINISHED).order_by(Match.id)))
-    key = (str(session.get_bind().url), tournament.id, len(ids))
-    if key not in _standings_memo:
-        if len(_standings_memo) > 32:
-            _standings_memo.clear()
-        _standings_memo[key] = _standings(session, tournament, ids)
-    return copy.deepcopy(_standings_memo[key])
+    key = (str(session.get_bind().url), tournament.id)
+    with _tally_lock:
+        tally = _tallies.get(key)
+        if tally is None or tally.bots != list(tournament.bot_ids):
+            if len(_tallies) > 64:
+                _tallies.clear()
+            tally = _tallies[key] = _Tally(list(tournament.bot_ids))
+    with tally.lock:
+        _add(session, tally, [i for i in ids if i not in tally.included],
+             GAMES[tournament.game].spec.ranking == ONE_LOSER)
+        return _table(session, tally)
 
 
 def forget_memos() -> None:
-    """Drop every memoised table (the page benchmark measures the cold cost with it)."""
-    _standings_memo.clear()
+    """Drop every kept sum and memoised rate (the page benchmark measures the cold cost with it)."""
+    with _tally_lock:
+        _tallies.clear()
     _fault_rates.clear()
 
 
-def _standings(session: Session, tournament: Tournament, ids: list[int]) -> dict[str, Any]:
-    rows = []
+def _add(session: Session, tally: _Tally, ids: list[int], one_loser: bool) -> None:
     for start in range(0, len(ids), CHUNK):
-        rows += session.execute(
+        rows = session.execute(
             select(MatchSeat.match_id, MatchSeat.bot_id, MatchSeat.rank, MatchSeat.score, MatchSeat.forfeited,
                    MatchSeat.faults).where(MatchSeat.match_id.in_(ids[start:start + CHUNK]))
             .order_by(MatchSeat.match_id, MatchSeat.seat)).all()
-    one_loser = GAMES[tournament.game].spec.ranking == ONE_LOSER
-    bots = tournament.bot_ids
-    stats = {b: [0, 0, 0, 0.0, 0, 0] for b in bots}  # matches, wins, rank sum, score sum, forfeits, faults
-    cross = {a: {b: [0, 0, 0] for b in bots if b != a} for a in bots}  # a's wins, draws, losses against b
-    table: list[tuple[int, int]] = []
-    current = None
-    for match_id, bot, rank, score, forfeited, faults in rows:
-        if match_id != current:
-            _settle(table, one_loser, cross)
-            table, current = [], match_id
-        st = stats[bot]
-        st[0] += 1
-        st[1] += rank == 1
-        st[2] += rank
-        st[3] += score or 0.0
-        st[4] += forfeited
-        st[5] += faults
-        table.append((bot, rank))
-    _settle(table, one_loser, cross)
-    names = bot_names(session, bots)
+        table: list[tuple[int, int]] = []
+        current = None
+        for match_id, bot, rank, score, forfeited, faults in rows:
+            if match_id != current:
+                _settle(table, one_loser, tally.cross)
+                table, current = [], match_id
+            st = tally.stats[bot]
+            st[0] += 1
+            st[1] += rank == 1
+            st[2] += rank
+            st[3] += score or 0.0
+            st[4] += forfeited
+            st[5] += faults
+            table.append((bot, rank))
+        _settle(table, one_loser, tally.cross)
+    tally.included.update(ids)
+
+
+def _table(session: Session, tally: _Tally) -> dict[str, Any]:
+    names = bot_names(session, tally.bots)
     out = []
-    for bot in bots:
-        n, wins, rank_sum, score_sum, forfeits, faults = stats[bot]
-        won = sum(w + 0.5 * d for w, d, _ in cross[bot].values())
-        pairs = sum(sum(v) for v in cross[bot].values())
+    for bot in tally.bots:
+        n, wins, rank_sum, score_sum, forfeits, faults = tally.stats[bot]
+        row = tally.cross[bot].values()
+        won = sum(w + 0.5 * d for w, d, _ in row)
+        pairs = sum(sum(v) for v in row)
         out.append({"bot_id": bot, "name": names.get(bot, f"bot {bot}"), "matches": n, "wins": wins,
                     "mean_rank": round(rank_sum / n, 3) if n else None,
                     "mean_score": round(score_sum / n, 3) if n else None,
@@ -284,7 +309,7 @@ def _standings(session: Session, tournament: Tournament, ids: list[int]) -> dict
     for place, entry in enumerate(out, start=1):
         entry["place"] = place
     return {"standings": out, "cross_table": {str(a): {str(b): {"wins": v[0], "draws": v[1], "losses": v[2]}
-                                                       for b, v in row.items()} for a, row in cross.items()}}
+                                                       for b, v in row.items()} for a, row in tally.cross.items()}}
 
 
 def _settle(table: list[tuple[int, int]], one_loser: bool, cross: dict[int, dict[int, list[int]]]) -> None:

@@ -18,6 +18,21 @@ def test_standings_equal_the_services_for_ranked_and_one_loser_games(context, wo
             assert page_queries.standings(session, tournament) == standings_and_cross_table(session, tournament)
 
 
+def test_kept_standings_add_each_newly_finished_match_once(context, world) -> None:
+    def both() -> tuple[dict, dict]:
+        with context.db.session() as session:
+            tournament = session.get(Tournament, world.tournament)
+            return page_queries.standings(session, tournament), standings_and_cross_table(session, tournament)
+
+    mine, theirs = both()
+    assert mine == theirs and sum(s["matches"] for s in mine["standings"]) == 3 * 4
+    for match_id in world.queued[:3]:
+        run_match(context.db, context.settings, match_id, "test-worker")
+        mine, theirs = both()
+        assert mine == theirs
+    assert both()[0] == theirs and sum(s["matches"] for s in theirs["standings"]) == 3 * 7
+
+
 def test_a_finished_tournaments_standings_are_kept_and_still_equal_the_services(context, world) -> None:
     with context.db.session() as session:
         ids = session.scalars(select(Match.id).where(Match.tournament_id == world.piranha_tournament,
