@@ -25,6 +25,7 @@ from arena.services import latency
 from arena.services.bots import address_guard
 from arena.services.leaderboards import refit, update_live
 from arena.services.metrics import count_match
+from arena.services.redaction import redact_replay
 from arena.storage.db import Database
 from arena.storage.models import Bot, Fault, Match, MatchSeat, MatchStatus, Tournament, TournamentStatus, utcnow
 from referee.errors import RulesError
@@ -152,6 +153,8 @@ def record(db: Database, match_id: int, replay: dict[str, Any]) -> bool:
     """Write the outcome in one transaction, only if nobody recorded it first."""
     result = replay["result"]
     with db.session() as session:
+        redact_replay(replay, list(session.scalars(select(Bot.url).join(MatchSeat, MatchSeat.bot_id == Bot.id)
+                                                   .where(MatchSeat.match_id == match_id))))
         done = session.execute(
             update(Match)
             .where(Match.id == match_id, Match.status.in_([MatchStatus.RUNNING, MatchStatus.QUEUED]))

@@ -1,0 +1,62 @@
+"""Keep a bot's address its owner's: fault messages come from the HTTP client and may name the bot's
+host, port, path or resolved address (``HTTPConnectionPool(host='bots.example.org', port=8443)``).
+Replays and fault rows are public, so those are blanked before anything is stored (docs/api.md: a bot's
+``url`` is shown only to its owner; docs/protocol.md: replays never carry URLs)."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+BOT = "<bot>"
+_PORT = re.compile(r"\bport=\d+")
+_ADDRESS_LIKE = re.compile(r"[0-9A-Fa-f:.]*[.:][0-9A-Fa-f:.]*")
+_PORT_AFTER = re.compile(r"(<address>\]?|<bot>\]?):\d+")
+
+
+def without_addresses(text: str, urls: list[str]) -> str:
+    """``text`` with every part of ``urls`` (URL, host:port, host, base path) and every IP literal blanked."""
+    for url in sorted(urls, key=len, reverse=True):
+        try:
+            parts = urlsplit(url)
+        except ValueError:
+            parts = None
+        base = parts.path.rstrip("/") if parts else ""
+        for part in (url, url.rstrip("/"), parts.netloc if parts else "", (parts.hostname or "") if parts else ""):
+            if part:
+                text = text.replace(part, BOT)
+        if base:
+            text = text.replace(base + "/", BOT + "/")
+    text = _PORT.sub(f"port={BOT}", text)
+    text = _ADDRESS_LIKE.sub(_blank_address, text)
+    return _PORT_AFTER.sub(rf"\1:{BOT}", text)  # a port right after a blanked host or address
+
+
+def _blank_address(match: re.Match[str]) -> str:
+    text = match.group()
+    if _is_ip(text):
+        return "<address>"
+    host, colon, port = text.rpartition(":")  # an IPv4 address with its port
+    return f"<address>:{BOT}" if colon and port.isdigit() and _is_ip(host) else text
+
+
+def _is_ip(text: str) -> bool:
+    for candidate in (text, text.rstrip(".:")):  # an address may end a sentence
+        try:
+            ipaddress.ip_address(candidate)
+        except ValueError:
+            continue
+        return True
+    return False
+
+
+def redact_replay(replay: dict[str, Any], urls: list[str]) -> None:
+    """Blank the bots' addresses in every fault of ``replay`` (the list and each decision's), in place."""
+    faults = list(replay.get("faults", []))
+    faults += [d["fault"] for step in replay.get("steps", []) for d in step.get("decisions", []) if d.get("fault")]
+    for fault in faults:
+        for key in ("message", "excerpt"):
+            if isinstance(fault.get(key), str):
+                fault[key] = without_addresses(fault[key], urls)
