@@ -15,6 +15,8 @@ The regression tests below are the bugs this fuzzing (and the probes written nex
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import schemathesis
@@ -29,15 +31,20 @@ from schemathesis.specs.openapi.checks import (
 )
 from sqlalchemy import func, select
 
+from arena.bootstrap import Context
+from arena.config import load_settings
 from arena.services.errors import MAX_ID
+from arena.storage.db import Database
 from arena.storage.models import Account, Bot, Tournament
+from arena.web import create_app
 from arena.web.api.openapi import spec
 from referee.errors import RulesError
 from referee.games import GAMES
 from referee.games.pajarracos.rules import PARAM_NAMES as pajarracos_params
 from referee.games.piranha.editions import PARAM_NAMES as piranha_params
+from tests.arena.conftest import postgres_database
 from tests.arena.helpers import auth
-from tests.security.helpers import World, build_world
+from tests.security.helpers import World, build_world, offline_health_check
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 # Never contacted: the offline health check answers for loopback literals and no queue plays matches.
@@ -52,9 +59,29 @@ def fuzz_world(offline_context) -> World:
     return build_world(offline_context, LOOPBACK_URLS)
 
 
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def fuzzed(request, tmp_path_factory) -> Iterator[tuple[Any, World]]:
+    """One offline app and world per database for all the operations (what one operation's cases
+    create, the next one's may find), and its OpenAPI document loaded by schemathesis."""
+    tmp = tmp_path_factory.mktemp("fuzz")
+    settings_ = load_settings({}, env="test", data_dir=tmp, secret_key="test-secret", rate_limits=False,
+                              allow_loopback_bots=True)
+    with contextlib.ExitStack() as stack:
+        if request.param == "sqlite":
+            db = Database(f"sqlite:///{tmp / 'arena.db'}")
+            db.migrate()
+            stack.callback(db.dispose)
+        else:
+            db = stack.enter_context(postgres_database())
+        ctx = Context(settings=settings_, db=db, queue=None, health_check=offline_health_check)
+        world = build_world(ctx, LOOPBACK_URLS)
+        app = create_app(context=ctx)
+        yield schemathesis.openapi.from_wsgi("/api/openapi.json", app), world
+
+
 @pytest.mark.parametrize(("method", "path"), OPERATIONS, ids=[f"{m} {p}" for m, p in OPERATIONS])
-def test_every_operation_answers_as_documented(method: str, path: str, offline_app, fuzz_world: World) -> None:
-    schema = schemathesis.openapi.from_wsgi("/api/openapi.json", offline_app)
+def test_every_operation_answers_as_documented(method: str, path: str, fuzzed) -> None:
+    schema, fuzz_world = fuzzed
     operation = schema[path][method]
     secured = bool(operation.definition.raw.get("security"))
     cases = st.one_of(operation.as_strategy(GenerationMode.POSITIVE), operation.as_strategy(GenerationMode.NEGATIVE))
