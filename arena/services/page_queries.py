@@ -220,7 +220,7 @@ def owned_bots(session: Session, account_id: int) -> list[Bot]:
 
 
 
-CHUNK = 2000  # match ids per IN list: both databases then walk the seats' primary key
+CHUNK = 2000  # match ids per IN list (SQLite then walks the seats' primary key)
 
 
 @dataclass
