@@ -175,3 +175,17 @@ def test_starting_a_tournament_queues_its_matches_and_opens_its_page(queued_cont
     assert response.headers["Location"] == f"/tournaments/{tournament.id}"
     assert tournament.time_limit_ms == 500 and matches and queue.enqueued == matches
     assert "Tournament #" in client.get(response.headers["Location"]).get_data(as_text=True)
+
+
+def test_page_forms_share_the_apis_rate_limits(context) -> None:
+    from arena.web import create_app
+
+    limited = replace(context, settings=replace(context.settings, rate_limits=True, signup_rate="2/hour"))
+    client = create_app(context=limited).test_client()
+    post_form(client, "/signup", {"name": "first"}, 201)
+    client.post("/logout", data={"csrf_token": csrf_token(client.get("/").get_data(as_text=True))})
+    post_form(client, "/signup", {"name": "second"}, 201)  # signed in as "second" now: still the same client
+    client.set_cookie("session", "forged-or-changed", domain="localhost")
+    third = post_form(client, "/signup", {"name": "third"}, 429)
+    assert "Too many requests" in third.get_data(as_text=True)
+    assert client.get("/signup").status_code == 200  # only creating is limited

@@ -49,6 +49,19 @@ def viewer(db_session: Session) -> Account | None:
     return account
 
 
+def address_key() -> str:
+    """Sign-ups count per client address: each sign-up signs a new account in, so an account key would
+    let one client sign up without end."""
+    return f"ip:{request.remote_addr}"
+
+
+def rate_limit_key() -> str:
+    """Who a page's rate limit counts: the signed-in account (the signed session names it and cannot be
+    forged), else the client address. Never the raw cookie, which a client can change at will."""
+    account_id = session.get(SESSION_ACCOUNT)
+    return f"account:{account_id}" if account_id is not None else f"ip:{request.remote_addr}"
+
+
 def sign_in(account: Account) -> None:
     """A fresh session (no fixation), remembered by account id and token hash, never by the token."""
     sign_out()
