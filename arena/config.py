@@ -48,6 +48,7 @@ class Settings:
     bot_rate: str = "30/hour"
     tournament_rate: str = "30/hour"
     log_json: bool = False
+    docs_dir: str = ""  # empty: the repository's docs/ folder (set it for installs outside the repository)
     proxy_hops: int = 0  # reverse proxies in front of the web app whose X-Forwarded-* headers to trust
     extra: Mapping[str, Any] = field(default_factory=dict)
 

@@ -12,7 +12,7 @@ from arena.bootstrap import Context
 from arena.services import bots as bot_service
 from arena.services import tournaments as tournament_service
 from arena.services.accounts import create_account
-from arena.services.leaderboards import leaderboard
+from arena.services.leaderboards import leaderboard, stale_boards
 from arena.storage.models import Account, Bot
 from sample_bots import heuristic_bot, random_bot
 from sample_bots.sdk import BotServer, start_in_thread
@@ -94,6 +94,11 @@ def run_demo(context: Context, cycles: int = 1, address: str = "",
                 print("\nthe demo tournament did not finish in time; are the workers running?")
                 return tournaments, servers
             time.sleep(0.3)
+    while time.monotonic() - started < timeout_s:  # the last refits are queued a moment after the matches
+        with context.db.session(readonly=True) as session:
+            if not stale_boards(session):
+                break
+        time.sleep(0.3)
     for game, _prefix, seats in DEMO_GAMES:
         _print_leaderboard(context, game, seats)
     return tournaments, servers

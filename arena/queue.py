@@ -16,7 +16,7 @@ from arena.config import Settings
 
 JOB_FUNCTION = "arena.jobs.run_match_job"
 REFIT_FUNCTION = "arena.jobs.refit_job"
-REFIT_PENDING = "arena:refit-pending:{game}:{players}"
+REFIT_PENDING = "arena:{queue}:refit-pending:{game}:{players}"  # per queue: arenas may share a Redis
 LIVE = {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, JobStatus.DEFERRED}
 
 
@@ -48,7 +48,7 @@ class MatchQueue:
     def request_refit(self, game: str, players: int) -> bool:
         """Queue a refit of one leaderboard unless one is already waiting (a burst of finished matches
         costs one refit; the job clears the flag when it starts, so later matches ask again)."""
-        key = REFIT_PENDING.format(game=game, players=players)
+        key = REFIT_PENDING.format(queue=self.settings.queue_name, game=game, players=players)
         if not self.redis.set(key, "1", nx=True, ex=600):
             return False
         options = {"job_timeout": self.settings.job_timeout_s, "retry": Retry(max=3, interval=[1, 5, 15]),
@@ -61,7 +61,7 @@ class MatchQueue:
         return True
 
     def refit_started(self, game: str, players: int) -> None:
-        self.redis.delete(REFIT_PENDING.format(game=game, players=players))
+        self.redis.delete(REFIT_PENDING.format(queue=self.settings.queue_name, game=game, players=players))
 
     def is_live(self, match_id: int) -> bool:
         """True when RQ holds a job for this match that will still run (queued, started, scheduled)."""

@@ -22,14 +22,15 @@ from arena.jobs import set_worker_context, worker_name
 from arena.services.reconcile import reconcile
 
 log = logging.getLogger("arena.worker")
-RECONCILE_LOCK = "arena:reconcile-lock"
+RECONCILE_LOCK = "arena:{queue}:reconcile-lock"
 
 
 def reconcile_once(context: Context) -> dict[str, int] | None:
     """Run the reconciler if no other worker did within the interval; None when skipped."""
     assert context.queue is not None
     redis = context.queue.redis
-    if not redis.set(RECONCILE_LOCK, worker_name(), nx=True, ex=max(1, context.settings.reconcile_interval_s)):
+    lock = RECONCILE_LOCK.format(queue=context.settings.queue_name)
+    if not redis.set(lock, worker_name(), nx=True, ex=max(1, context.settings.reconcile_interval_s)):
         return None
     with context.db.session() as session:
         return reconcile(session, context.queue)

@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from arena.services.errors import NotFound, require_id
 from arena.services.matches import decompress
+from arena.services.redaction import public_replay
 from arena.storage.models import Bot, Match, MatchSeat
 
 
@@ -52,5 +53,5 @@ def match_json(match: Match, with_replay: bool = False, names: dict[int, str] | 
         "finished_at": match.finished_at.isoformat() if match.finished_at else None,
     }
     if with_replay:
-        data["replay"] = decompress(match.replay_gz) if match.replay_gz else None
+        data["replay"] = public_replay(decompress(match.replay_gz)) if match.replay_gz else None
     return data

@@ -60,3 +60,16 @@ def redact_replay(replay: dict[str, Any], urls: list[str]) -> None:
         for key in ("message", "excerpt"):
             if isinstance(fault.get(key), str):
                 fault[key] = without_addresses(fault[key], urls)
+
+
+def public_replay(replay: dict[str, Any]) -> dict[str, Any]:
+    """The replay as anyone may download it: fault excerpts (what a bot answered when it failed) are
+    its owner's, shown on the bot page, so they are blanked here. Verification does not need them."""
+    doc = dict(replay)
+    doc["faults"] = [{**fault, "excerpt": ""} for fault in replay.get("faults", [])]
+    doc["steps"] = [
+        {**step, "decisions": [{**d, "fault": {**d["fault"], "excerpt": ""}} if d.get("fault") else d
+                               for d in step["decisions"]]}
+        for step in replay.get("steps", [])
+    ]
+    return doc

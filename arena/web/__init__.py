@@ -18,6 +18,7 @@ def create_app(settings: Settings | None = None, context: Context | None = None)
         SECRET_KEY=context.settings.secret_key,
         MAX_CONTENT_LENGTH=context.settings.max_request_bytes,
         JSON_SORT_KEYS=False,
+        ARENA_DOCS_DIR=context.settings.docs_dir or None,
     )
     app.extensions["arena"] = context
     if context.settings.proxy_hops:

@@ -17,13 +17,21 @@ from arena.bootstrap import Context
 
 
 def _caller() -> str:
+    """The API token when one is sent (a caller cannot dodge its limit by changing cookies), else the
+    client address."""
     header = request.headers.get("Authorization", "")
     if header.lower().startswith("bearer "):
         return "token:" + hashlib.sha256(header[7:].strip().encode()).hexdigest()[:32]
-    session_token = request.cookies.get("session")
-    if session_token:
-        return "session:" + hashlib.sha256(session_token.encode()).hexdigest()[:32]
     return "ip:" + get_remote_address()
+
+
+def storage_uri(redis_url: str) -> str:
+    """Flask-Limiter's name for the arena's Redis (the embedded one listens on a Unix socket)."""
+    if not redis_url:
+        return "memory://"
+    if redis_url.startswith("unix://"):
+        return "redis+unix://" + redis_url[len("unix://"):]
+    return redis_url
 
 
 limiter = Limiter(key_func=_caller, default_limits=[], headers_enabled=True)
@@ -44,7 +52,7 @@ def tournament_rate() -> str:
 def init_rate_limits(app: Flask, context: Context) -> None:
     settings = context.settings
     app.config["RATELIMIT_ENABLED"] = settings.rate_limits
-    app.config["RATELIMIT_STORAGE_URI"] = settings.redis_url or "memory://"
-    app.config["RATELIMIT_KEY_PREFIX"] = "arena-limits"
+    app.config["RATELIMIT_STORAGE_URI"] = storage_uri(settings.redis_url)
+    app.config["RATELIMIT_KEY_PREFIX"] = f"arena-limits:{settings.queue_name}"
     app.config["RATELIMIT_SWALLOW_ERRORS"] = True  # Redis down: serve without limits rather than fail
     limiter.init_app(app)
