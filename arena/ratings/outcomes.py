@@ -71,9 +71,13 @@ def pair_weight(players: int) -> float:
 
 def seat_pairs(outcome: MatchOutcome) -> list[tuple[int, int, float]]:
     """Seat-index pairs ``(first, second, score of first)``; the winner is first, draws keep seat order."""
-    ranks = outcome.ranks
+    return rank_pairs(outcome.ranks, outcome.kind)
+
+
+def rank_pairs(ranks: Sequence[int], kind: str) -> list[tuple[int, int, float]]:
+    """``seat_pairs`` for plain ranks (callers that tally many matches skip building outcome objects)."""
     seats = range(len(ranks))
-    if outcome.kind == ONE_LOSER:
+    if kind == ONE_LOSER:
         return [(a, b, 1.0) for a in seats if ranks[a] == 1 for b in seats if ranks[b] != 1]
     out = []
     for a in seats:

@@ -6,16 +6,14 @@ query per row); nothing here fits a rating: pages read the stored tables only.
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session, aliased
 
-from arena.ratings.outcomes import ONE_LOSER
 from arena.services import latency, leaderboards
 from arena.services.errors import Invalid, NotFound
+from arena.services.standings import forget_kept_sums
 from arena.storage.models import (
     Account,
     Bot,
@@ -220,108 +218,10 @@ def owned_bots(session: Session, account_id: int) -> list[Bot]:
 
 
 
-CHUNK = 2000  # match ids per IN list (SQLite then walks the seats' primary key)
-
-
-@dataclass
-class _Tally:
-    """A tournament's sums so far and the finished matches they include."""
-
-    bots: list[int]
-    included: set[int] = field(default_factory=set)
-    stats: dict[int, list[Any]] = field(default_factory=dict)  # matches, wins, rank sum, score sum, forfeits, faults
-    cross: dict[int, dict[int, list[int]]] = field(default_factory=dict)  # a's wins, draws, losses against b
-
-    def __post_init__(self) -> None:
-        self.lock = threading.Lock()  # requests for one tournament add to it one at a time
-        self.stats = {b: [0, 0, 0, 0.0, 0, 0] for b in self.bots}
-        self.cross = {a: {b: [0, 0, 0] for b in self.bots if b != a} for a in self.bots}
-
-
-_tallies: dict[tuple[str, int], _Tally] = {}
-_tally_lock = threading.Lock()
-
-
-def standings(session: Session, tournament: Tournament) -> dict[str, Any]:
-    """Standings and cross-table as ``arena.services.standings`` computes them (a test holds the two equal), in
-    one pass over plain rows: a 1,000-match tournament page must not spend 300 ms building outcome objects.
-    Both are sums over finished matches, and a finished match never changes, so the sums are kept per
-    tournament and each request adds only the matches that finished since."""
-    ids = list(session.scalars(select(Match.id).where(Match.tournament_id == tournament.id,
-                                                      Match.status == MatchStatus.FINISHED).order_by(Match.id)))
-    key = (str(session.get_bind().url), tournament.id)
-    with _tally_lock:
-        tally = _tallies.get(key)
-        if tally is None or tally.bots != list(tournament.bot_ids):
-            if len(_tallies) > 64:
-                _tallies.clear()
-            tally = _tallies[key] = _Tally(list(tournament.bot_ids))
-    with tally.lock:
-        _add(session, tally, [i for i in ids if i not in tally.included],
-             GAMES[tournament.game].spec.ranking == ONE_LOSER)
-        return _table(session, tally)
-
-
 def forget_memos() -> None:
     """Drop every kept sum and memoised rate (the page benchmark measures the cold cost with it)."""
-    with _tally_lock:
-        _tallies.clear()
+    forget_kept_sums()
     _fault_rates.clear()
-
-
-def _add(session: Session, tally: _Tally, ids: list[int], one_loser: bool) -> None:
-    for start in range(0, len(ids), CHUNK):
-        rows = session.execute(
-            select(MatchSeat.match_id, MatchSeat.bot_id, MatchSeat.rank, MatchSeat.score, MatchSeat.forfeited,
-                   MatchSeat.faults).where(MatchSeat.match_id.in_(ids[start:start + CHUNK]))
-            .order_by(MatchSeat.match_id, MatchSeat.seat)).all()
-        table: list[tuple[int, int]] = []
-        current = None
-        for match_id, bot, rank, score, forfeited, faults in rows:
-            if match_id != current:
-                _settle(table, one_loser, tally.cross)
-                table, current = [], match_id
-            st = tally.stats[bot]
-            st[0] += 1
-            st[1] += rank == 1
-            st[2] += rank
-            st[3] += score or 0.0
-            st[4] += forfeited
-            st[5] += faults
-            table.append((bot, rank))
-        _settle(table, one_loser, tally.cross)
-    tally.included.update(ids)
-
-
-def _table(session: Session, tally: _Tally) -> dict[str, Any]:
-    names = bot_names(session, tally.bots)
-    out = []
-    for bot in tally.bots:
-        n, wins, rank_sum, score_sum, forfeits, faults = tally.stats[bot]
-        row = tally.cross[bot].values()
-        won = sum(w + 0.5 * d for w, d, _ in row)
-        pairs = sum(sum(v) for v in row)
-        out.append({"bot_id": bot, "name": names.get(bot, f"bot {bot}"), "matches": n, "wins": wins,
-                    "mean_rank": round(rank_sum / n, 3) if n else None,
-                    "mean_score": round(score_sum / n, 3) if n else None,
-                    "pair_score": round(won / pairs, 4) if pairs else None, "forfeits": forfeits, "faults": faults})
-    out.sort(key=lambda s: (-(s["pair_score"] or 0), s["mean_rank"] or 99, s["bot_id"]))
-    for place, entry in enumerate(out, start=1):
-        entry["place"] = place
-    return {"standings": out, "cross_table": {str(a): {str(b): {"wins": v[0], "draws": v[1], "losses": v[2]}
-                                                       for b, v in row.items()} for a, row in tally.cross.items()}}
-
-
-def _settle(table: list[tuple[int, int]], one_loser: bool, cross: dict[int, dict[int, list[int]]]) -> None:
-    """One match's pairs, as ``seat_pairs`` rates them: ranked games every pair (equal ranks draw); one-loser
-    games only a winner against a non-winner."""
-    for i, (a, rank_a) in enumerate(table):
-        for b, rank_b in table[i + 1:]:
-            if one_loser and (rank_a == 1) == (rank_b == 1):
-                continue
-            slot = 0 if rank_a < rank_b else 1 if rank_a == rank_b else 2
-            cross[a][b][slot] += 1
-            cross[b][a][2 - slot] += 1
 
 
 _fault_rates: dict[tuple[str, str, int], tuple[Any, dict[int, float]]] = {}

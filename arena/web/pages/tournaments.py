@@ -30,7 +30,7 @@ def tournament_page(tournament_id: int) -> tuple[str, int]:
     with unit_of_work() as session:
         viewer(session)
         tournament = service.get_tournament(session, tournament_id)
-        data = service.tournament_json(session, tournament, detail=False) | page_queries.standings(session, tournament)
+        data = service.tournament_json(session, tournament)
         matches = page_queries.tournament_matches(session, tournament_id, MATCHES_PER_PAGE,
                                                   (page_number - 1) * MATCHES_PER_PAGE)
     total = data["progress"]["total"]
