@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 from arena.config import Settings
 from arena.services import latency
 from arena.services.bots import address_guard
-from arena.services.leaderboards import refit, update_live
+from arena.services.leaderboards import refit, store_outcome, update_live
 from arena.services.metrics import count_match
 from arena.services.redaction import redact_replay
 from arena.storage.db import Database
@@ -178,6 +178,7 @@ def record(db: Database, match_id: int, replay: dict[str, Any]) -> bool:
             row.latency_max_ms = round(max(samples, default=0.0), 3)
             row.latency_hist = latency.histogram(samples)
         update_live(session, replay["game"], [seats[i].bot_id for i in sorted(seats)], result)
+        store_outcome(session, match_id, replay["game"], [seats[i] for i in sorted(seats)])
         all_samples = [x for samples in per_seat.values() for x in samples]
         count_match(session, replay["game"], [f["kind"] for f in replay["faults"]], latency.histogram(all_samples),
                     sum(all_samples))

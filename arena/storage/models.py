@@ -210,6 +210,45 @@ class LeaderboardFit(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
 
 
+class BoardOutcome(Base):
+    """One finished match as its leaderboard's refit reads it, written in the transaction that records the
+    match: the seats' bot ids, ranks, faults and decisions, little-endian int32 (``leaderboards.pack_seats``). A refit
+    packs these rows into ``BoardOutcomeBlock`` rows once there are enough of them."""
+
+    __tablename__ = "board_outcomes"
+
+    game: Mapped[str] = mapped_column(String(60), primary_key=True)
+    players: Mapped[int] = mapped_column(Integer, primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), primary_key=True)
+    seats: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class BoardOutcomeBlock(Base):
+    """Up to a few thousand finished matches of one leaderboard in one row, so a refit reads its whole log
+    as a few dozen rows of one primary-key range (never another leaderboard's): ``match_ids`` int32 per
+    match, ``seats`` as in ``BoardOutcome`` one match after the other, in the same order."""
+
+    __tablename__ = "board_outcome_blocks"
+
+    game: Mapped[str] = mapped_column(String(60), primary_key=True)
+    players: Mapped[int] = mapped_column(Integer, primary_key=True)
+    last_match_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    matches: Mapped[int] = mapped_column(Integer)
+    match_ids: Mapped[bytes] = mapped_column(LargeBinary)
+    seats: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class BoardFaultRates(Base):
+    """Each bot's faults per decision asked over one leaderboard's matches, summed by its last refit from
+    the outcome store (``{bot id: rate}``): the leaderboard reads one row instead of every seat row."""
+
+    __tablename__ = "board_fault_rates"
+
+    game: Mapped[str] = mapped_column(String(60), primary_key=True)
+    players: Mapped[int] = mapped_column(Integer, primary_key=True)
+    rates: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
 class LiveRating(Base):
     """Incremental Elo, updated in the same transaction that records a match (so exactly once)."""
 
