@@ -1,13 +1,15 @@
-"""A Pajarracos search player: determinized Monte Carlo with UCB1 over its own candidate actions.
+"""A Pajarracos search player: determinized Monte Carlo over its own candidate actions.
 
 Each sampled world is a full engine state built from the view alone (``build_world``): the other
 hands and the reserve order are dealt at random from the unseen cards (the 65-card deck less our
 hand, every card on the trees and the discard pile), each hand as big as the view says. In a world
-the root action is played, our own follow-ups of the turn and every opponent's turn up to our next
-one are played by the heuristic (``pajarracos_strategy``, which sees only the view of the seat it
-plays), and the position is scored from our side by the heuristic's value of our best next action.
-So the search sees what the heuristic only estimates: which crows the opponents really hold, where
-they send them, and what we draw. The candidates are the heuristic's best few actions.
+the root action is played; our own follow-ups of the turn and every opponent's turn up to our next
+one are played by the heuristic (``pajarracos_strategy``, seeing only the view of the seat it plays,
+choosing among ``likely_actions`` for speed); and the position is scored from our side by the
+heuristic's value of our best next action (or by the final placings if the game ended). So the
+search sees what the heuristic only estimates: which crows the opponents really hold, where they
+send them, and what we draw. The candidates are the heuristic's best few actions; ``search_core``
+shares the time among them.
 """
 
 from __future__ import annotations

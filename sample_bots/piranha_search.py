@@ -1,17 +1,21 @@
-"""A Piranha Pedro search player: determinized Monte Carlo with UCB1 over its own candidate actions.
+"""A Piranha Pedro search player: determinized Monte Carlo over its own candidate actions.
 
 Each sampled world is a full engine state built from the view alone (``build_world``). What the view
 hides is drawn to agree with it: the cards other seats committed but have not turned over (only
 after a fall; drawn from each seat's remaining hand, 12 cards less its played ones) and, in the
-Korean advanced game, the order of the barrel bag. Simultaneous choices are not hidden state: the
-other seats' cards of the move round under way come from the playout policy in each world.
+Korean advanced game, the order of the barrel bag. The other seats' cards for the move round under
+way are not hidden state but simultaneous choices: in each world they are drawn from a model of
+each seat, a softmax of the heuristic's costs computed from that seat's side of the table (its hand
+is public: 12 cards less its played ones). Against the heuristic bot that model is sharp; against
+anyone else it is a sensible prior that avoids falls and keeps cheap cards.
 
 From the root action a playout runs with a fast policy (each seat plays a random card among those
-that do not throw Pedro in from where he stands) until the next fall has been settled, and is scored
-by the chance to end well from there: basic games, 1 - P(this seat is the one who loses) if every
-later fall strikes a seat at random; advanced game, the expected share of opponents beaten on
-points. The root's candidates are the heuristic's best few, so search spends its time where
-``piranha_strategy`` already sees a contest.
+that do not throw Pedro in from where he stands, no piranha moves, the nearest piranha) until the
+next fall has been settled, and is scored by the chance to end well from there: basic games,
+1 - P(this seat is the one who loses) if every later fall strikes a seat at random; advanced game,
+the expected share of opponents beaten on points. The root's candidates are the heuristic's best
+few cards or pairs, every piranha to take, and "no move" plus the piranha moves near Pedro;
+``search_core`` shares the time among them.
 """
 
 from __future__ import annotations

@@ -143,3 +143,21 @@ def test_p_loses_is_a_distribution_over_the_seats() -> None:
         total = sum(piranha_search._p_loses(counts, threshold, s) for s in range(len(counts)))
         assert total == pytest.approx(1.0)
     assert piranha_search._p_loses((2, 0), 3, 0) > 0.5 > piranha_search._p_loses((2, 0), 3, 1)
+
+
+def test_worlds_follow_the_barrel_table_of_the_match() -> None:
+    """The advanced game's barrels come from /start's params: worlds built with them agree with the
+    draws seen, and keep the right number of each kind in the bag."""
+    game = get_game("piranha-pedro-ko-advanced")
+    params = {"barrels": [{"effect": "keep"}] * 9 + [{"effect": "logs", "amount": 2}] * 18}
+    state = game.initial_state(2, 4, params)
+    rng = random.Random(4)
+    while len(state.barrel_log) < 3:
+        state = game.apply(state, {s: rng.choice(game.legal_actions(state, s)) for s in game.to_act(state)})
+        assert not game.is_terminal(state)
+    seat = min(game.to_act(state))
+    view = json.loads(json.dumps(game.view(state, seat)))
+    world = piranha_search.build_world(game, view, random.Random(1), params)
+    assert json.dumps(game.view(world, seat), sort_keys=True) == json.dumps(view, sort_keys=True)
+    kinds = sorted(params["barrels"][i]["effect"] for i in world.barrel_bag)
+    assert kinds == sorted(params["barrels"][i]["effect"] for i in state.barrel_bag)
