@@ -5,6 +5,7 @@ who plays it (see ``arena.services.matches``)."""
 from __future__ import annotations
 
 import contextlib
+import time
 from datetime import timedelta
 
 from redis import Redis
@@ -17,6 +18,7 @@ from arena.config import Settings
 JOB_FUNCTION = "arena.jobs.run_match_job"
 REFIT_FUNCTION = "arena.jobs.refit_job"
 REFIT_PENDING = "arena:{queue}:refit-pending:{game}:{players}"  # per queue: arenas may share a Redis
+REFIT_OVERDUE_S = 30.0  # a delayed refit this late past its time was lost (its scheduler's worker died)
 LIVE = {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, JobStatus.DEFERRED}
 
 
@@ -47,17 +49,27 @@ class MatchQueue:
 
     def request_refit(self, game: str, players: int) -> bool:
         """Queue a refit of one leaderboard unless one is already waiting (a burst of finished matches
-        costs one refit; the job clears the flag when it starts, so later matches ask again)."""
+        costs one refit; the job clears the flag when it starts, so later matches ask again).
+
+        A delayed refit rests on RQ's scheduler, which runs inside one worker; when that worker is
+        killed, the others take the scheduler over only at their next maintenance. So a request that
+        finds a flag overdue by ``REFIT_OVERDUE_S`` queues the refit at once instead of waiting."""
         key = REFIT_PENDING.format(queue=self.settings.queue_name, game=game, players=players)
-        if not self.redis.set(key, "1", nx=True, ex=600):
-            return False
+        delay = max(0.0, self.settings.refit_delay_s)
         options = {"job_timeout": self.settings.job_timeout_s, "retry": Retry(max=3, interval=[1, 5, 15]),
-                   "result_ttl": 600, "failure_ttl": 24 * 3600}
-        delay = self.settings.refit_delay_s
-        if delay > 0:  # gather the matches that finish meanwhile into the same refit
-            self.queue.enqueue_in(timedelta(seconds=delay), REFIT_FUNCTION, game, players, **options)
-        else:
-            self.queue.enqueue(REFIT_FUNCTION, game, players, at_front=True, **options)
+                   "result_ttl": 600, "failure_ttl": 24 * 3600, "at_front": True}
+        now = time.time()
+        if self.redis.set(key, repr(now), nx=True, ex=600):
+            if delay > 0:  # gather the matches that finish meanwhile into the same refit
+                self.queue.enqueue_in(timedelta(seconds=delay), REFIT_FUNCTION, game, players, **options)
+            else:
+                self.queue.enqueue(REFIT_FUNCTION, game, players, **options)
+            return True
+        requested = _as_time(self.redis.get(key))
+        if requested is None or now - requested < delay + REFIT_OVERDUE_S:
+            return False
+        self.redis.set(key, repr(now), ex=600)
+        self.queue.enqueue(REFIT_FUNCTION, game, players, **options)
         return True
 
     def refit_started(self, game: str, players: int) -> None:
@@ -77,3 +89,10 @@ class MatchQueue:
 
     def depth(self) -> int:
         return len(self.queue)
+
+
+def _as_time(value: bytes | str | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None

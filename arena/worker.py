@@ -66,7 +66,10 @@ def run_worker(context: Context, burst: bool = False, reconcile_in_background: b
     try:
         while True:
             try:
-                worker = SimpleWorker([context.queue.queue], connection=context.queue.redis, name=_rq_name())
+                # maintenance every minute, not RQ's ten: it is when a worker takes over the scheduler
+                # (delayed refits) from one that was killed
+                worker = SimpleWorker([context.queue.queue], connection=context.queue.redis, name=_rq_name(),
+                                      maintenance_interval=60)
                 worker.work(burst=burst, with_scheduler=True, logging_level="WARNING")
                 return 0
             except (RedisConnectionError, RedisTimeoutError, ConnectionRefusedError) as exc:
