@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session, defer, selectinload
 
 from arena.services.errors import NotFound, require_id
 from arena.services.matches import decompress
@@ -14,13 +14,19 @@ from arena.storage.models import Bot, Match, MatchSeat
 
 
 def list_matches(session: Session, tournament_id: int | None = None, bot_id: int | None = None,
-                 limit: int = 50) -> list[Match]:
-    query = select(Match).options(selectinload(Match.seats)).order_by(Match.id.desc()).limit(limit)
+                 limit: int = 50) -> list[dict[str, Any]]:
+    """Newest first, as JSON without replays: the replay blobs stay unread and the bots' names come in
+    one query for the whole page (not one per match)."""
+    query = (select(Match).options(defer(Match.replay_gz), selectinload(Match.seats))
+             .order_by(Match.id.desc()).limit(limit))
     if tournament_id is not None:
         query = query.where(Match.tournament_id == tournament_id)
     if bot_id is not None:
         query = query.where(Match.id.in_(select(MatchSeat.match_id).where(MatchSeat.bot_id == bot_id)))
-    return list(session.scalars(query))
+    matches = list(session.scalars(query))
+    ids = {seat.bot_id for match in matches for seat in match.seats}
+    names = dict(session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(ids))).all()) if ids else {}
+    return [match_json(match, names=names) for match in matches]
 
 
 def get_match(session: Session, match_id: int) -> Match:

@@ -40,3 +40,18 @@ def test_page_query_counts_do_not_grow_with_the_data(client, context, world) -> 
     after = {url: queries(client, context.db.engine, url) for url in urls}
     assert after == before
     assert max(before.values()) <= 25, before
+
+
+def test_match_list_api_reads_no_replays_and_names_bots_in_one_query(client, context, world) -> None:
+    """Regression: ``/api/matches`` loaded every listed match's replay blob and asked for the bots' names
+    once per match (about 50 statements and 150 ms at the 99th percentile with 100,000 matches)."""
+    url = "/api/matches?limit=50"
+    before = queries(client, context.db.engine, url)
+    for match_id in world.queued[:3]:
+        run_match(context.db, context.settings, match_id, "test-worker")
+    with counting(context.db.engine) as statements:
+        listed = client.get(url).get_json()
+    assert len(statements) == before <= 5, statements
+    assert sum(m["status"] == "finished" for m in listed) >= 3
+    assert not any("replay_gz" in statement for statement in statements)
+    assert all(seat["name"] and not seat["name"].startswith("bot ") for m in listed for seat in m["seats"])

@@ -16,7 +16,7 @@ def list_matches():  # type: ignore[no-untyped-def]
     bot = int_arg("bot", None, 1, MAX_ID)
     limit = int_arg("limit", 50, 1, 500) or 50
     with unit_of_work() as session:
-        return jsonify([service.match_json(m) for m in service.list_matches(session, tournament, bot, limit)])
+        return jsonify(service.list_matches(session, tournament, bot, limit))
 
 
 @api.get("/matches/<int:match_id>")
