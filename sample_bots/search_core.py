@@ -38,6 +38,7 @@ MIN_SECONDS = 0.005
 DROP_Z = 3.0  # standard errors of the paired difference that drop an arm before its phase ends
 MIN_WORLDS = 6  # worlds every live arm plays before anything is dropped
 SAME_WORLDS = 16  # identical scores in this many worlds: the choice does not matter
+SWITCH_Z = 2.0  # standard errors of the paired difference another arm must lead the incumbent by
 
 
 class OutOfTime(Exception):
@@ -86,6 +87,7 @@ class SearchResult:
     alive: list[int]
     iterations: int
     stopped_early: bool
+    incumbent: int | None = None
 
     @property
     def visits(self) -> list[int]:
@@ -95,15 +97,23 @@ class SearchResult:
         """The live arm with the best mean over the worlds all live arms have played; then the
         earlier arm (the prior's order)."""
         common = min(len(self.rewards[a]) for a in self.alive)
-        return max(self.alive, key=lambda a: (sum(self.rewards[a][:common]), -a))
+        best = max(self.alive, key=lambda a: (sum(self.rewards[a][:common]), -a))
+        if self.incumbent is None or best == self.incumbent:
+            return best
+        return best if _leads(self.rewards[best], self.rewards[self.incumbent], SWITCH_Z) else self.incumbent
 
 
 Simulate = Callable[[int, int], float]
 
 
-def halving_search(arms: int, simulate: Simulate, budget: Budget) -> SearchResult:
+def halving_search(arms: int, simulate: Simulate, budget: Budget, incumbent: int | None = None) -> SearchResult:
     """Sequential halving over ``arms`` on common worlds: ``simulate(arm, k)`` plays the arm in
-    world k and returns a reward in [0, 1]."""
+    world k and returns a reward in [0, 1].
+
+    With an ``incumbent`` (the prior's own choice) that arm is never dropped and stays the answer
+    unless the best arm leads it by ``SWITCH_Z`` standard errors of their paired difference: where
+    playouts are few and noisy, a search that picks the best-looking of several arms mostly picks
+    noise, and the prior's choice is the better bet."""
     rewards: list[list[float]] = [[] for _ in range(arms)]
     alive = list(range(arms))
     phases = max(1, math.ceil(math.log2(max(arms, 2))))
@@ -119,32 +129,37 @@ def halving_search(arms: int, simulate: Simulate, budget: Budget) -> SearchResul
             k += 1
             if k < MIN_WORLDS:
                 continue
-            alive = _drop_clear_losers(alive, rewards, k)
+            alive = _drop_clear_losers(alive, rewards, k, incumbent)
             if k >= SAME_WORLDS and all(rewards[a] == rewards[alive[0]] for a in alive):
                 early = True
                 break
             if len(alive) > 1 and budget.used(iterations) >= (phase + 1) / phases:
                 ranked = sorted(alive, key=lambda a: (-sum(rewards[a]), a))
-                alive = sorted(ranked[: math.ceil(len(alive) / 2)])
+                alive = sorted({*ranked[: math.ceil(len(alive) / 2)], *([incumbent] if incumbent in alive else [])})
                 phase += 1
         early = early or not budget.expired(iterations)
     except OutOfTime:
         pass
-    return SearchResult(rewards, alive, iterations, early)
+    return SearchResult(rewards, alive, iterations, early, incumbent)
 
 
-def _drop_clear_losers(alive: list[int], rewards: list[list[float]], k: int) -> list[int]:
-    """Arms that trail the leader by more than ``DROP_Z`` standard errors of the paired difference."""
+def _drop_clear_losers(alive: list[int], rewards: list[list[float]], k: int,
+                       incumbent: int | None = None) -> list[int]:
+    """Arms that trail the leader by more than ``DROP_Z`` standard errors of the paired difference
+    (never the incumbent)."""
     leader = max(alive, key=lambda a: (sum(rewards[a]), -a))
-    kept = []
-    for arm in alive:
-        if arm != leader:
-            diffs = [x - y for x, y in zip(rewards[leader], rewards[arm], strict=True)]
-            mean, sd = statistics.fmean(diffs), statistics.pstdev(diffs)
-            if mean > 0 and mean > DROP_Z * sd / math.sqrt(k - 1):
-                continue
-        kept.append(arm)
-    return kept
+    return [arm for arm in alive if arm in (leader, incumbent) or not _leads(rewards[leader], rewards[arm], DROP_Z)]
+
+
+def _leads(a: list[float], b: list[float], z: float) -> bool:
+    """Arm a's mean beats arm b's by more than ``z`` standard errors of their paired difference, over
+    the worlds both played."""
+    common = min(len(a), len(b))
+    if common < 2:
+        return False
+    diffs = [x - y for x, y in zip(a[:common], b[:common], strict=True)]
+    mean, sd = statistics.fmean(diffs), statistics.pstdev(diffs)
+    return mean > 0 and mean > z * sd / math.sqrt(common - 1)
 
 
 class Worlds:
