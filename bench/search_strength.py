@@ -1,9 +1,9 @@
 """Random, heuristic and search bots in one arena tournament per game, over HTTP on loopback.
 
-    python -m bench.search_strength [--games NAME ...] [--cycles N] [--workers W] [--seed S]
+    python -m bench.search_strength [--games NAME ...] [--cycles N] [--copies C] [--workers W] [--seed S]
 
-Starts two bots of each kind as separate processes (``python -m sample_bots.<kind>_bot --port 0``,
-exactly as a bot author would), runs a seat-balanced round robin per game through
+Starts one bot of each kind (``--copies`` for more) as separate processes (``python -m
+sample_bots.<kind>_bot --port 0``, exactly as a bot author would), runs a seat-balanced round robin per game through
 ``arena.local_play.run_tournament`` (what ``arena tournament`` runs), and prints per game: the Elo
 table with 95% intervals, whether every search bot ranks above every heuristic bot with
 non-overlapping intervals, each bot's slowest decision against the time limit (from the replays'
@@ -26,15 +26,17 @@ from arena.local_play import LocalTournament, run_tournament
 from referee.protocol import TimeControls
 
 KINDS = ("random", "heuristic", "search")
-COPIES = 2
 #: Players per match and round-robin cycles per game. Two players in Piranha Pedro (in the basic
 #: games everyone but the loser shares the win, so more seats would hide who played well); the
-#: official minimum of three in Pajarracos.
+#: official minimum of three in Pajarracos. One copy of each kind: copies split the games that decide
+#: the search-heuristic gap between more bots, each with a wider interval (simulated with the arena's
+#: own fit at a 71% score between them: 2 copies and 12 cycles, 360 matches, separate the intervals in
+#: 2 of 20 runs; 1 copy and 60 cycles, 360 matches, in 18 of 20).
 PLAN = {
-    "piranha-pedro": (2, 12),
-    "piranha-pedro-ko": (2, 12),
-    "piranha-pedro-ko-advanced": (2, 12),
-    "pajarracos": (3, 4),
+    "piranha-pedro": (2, 50),
+    "piranha-pedro-ko": (2, 50),
+    "piranha-pedro-ko-advanced": (2, 50),
+    "pajarracos": (3, 15),
 }
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,13 +62,13 @@ def _start(label: str, kind: str, port: int) -> BotProcess:
 
 
 @contextmanager
-def running_bots(base_port: int = 0) -> Iterator[list[BotProcess]]:
-    """Two bots of each kind, each in its own process (own interpreter, own GIL), stopped at the end;
-    on ports ``base_port``, ``base_port + 1``, ... (0: free ports)."""
+def running_bots(base_port: int = 0, copies: int = 1) -> Iterator[list[BotProcess]]:
+    """``copies`` bots of each kind, each in its own process (own interpreter, own GIL), stopped at the
+    end; on ports ``base_port``, ``base_port + 1``, ... (0: free ports)."""
     bots: list[BotProcess] = []
     try:
         for kind in KINDS:
-            for copy in range(1, COPIES + 1):
+            for copy in range(1, copies + 1):
                 port = base_port + len(bots) if base_port else 0
                 bots.append(_start(f"{kind}-{copy}", kind, port))
         yield bots
@@ -143,15 +145,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", nargs="*", default=list(PLAN), choices=list(PLAN))
     parser.add_argument("--cycles", type=int, default=None, help="round-robin cycles (default: per game, PLAN)")
+    parser.add_argument("--copies", type=int, default=1, help="bots of each kind")
     parser.add_argument("--workers", type=int, default=2, help="matches at once (the bots share the cores)")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--time-limit-ms", type=int, default=1000)
-    parser.add_argument("--base-port", type=int, default=0, help="bots on this port and the next five (0: free)")
+    parser.add_argument("--base-port", type=int, default=0, help="bots on this port and the next ones (0: free)")
     parser.add_argument("--out", type=Path, help="keep every replay under this folder, one subfolder per game")
     args = parser.parse_args(argv)
     tc = TimeControls(decision_ms=args.time_limit_ms)
     ok = True
-    with running_bots(args.base_port) as bots:
+    with running_bots(args.base_port, args.copies) as bots:
         labels = [bot.label for bot in bots]
         urls = [bot.url for bot in bots]
         print("bots: " + ", ".join(f"{b.label} = `{' '.join(['python', *b.command[1:]])}` at {b.url}" for b in bots))
