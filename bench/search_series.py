@@ -5,8 +5,9 @@
 Each seed is dealt once with the search player in every seat (duplicate play); the other seats are
 heuristic (``h``) or random (``r``) players, in the order given after the search's seat. The search
 runs on an iteration cap instead of the clock, so a series is reproducible on any machine; 150 is
-about what 520 ms buy on the project's 2-core machine in Pajarracos. Printed: the search seat's mean
-pairwise score against the heuristic seats (win 1, shared placing 1/2). Judged by: score > 0.5.
+about what 520 ms bought on the project's 2-core machine in Pajarracos (the budget is now 420 ms).
+Printed: the search seat's mean pairwise score against the heuristic seats (win 1, shared placing
+1/2). Judged by: score > 0.5.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
     python -m sample_bots.search_bot --port 9003
 
 Piranha Pedro (all three games): ``piranha_search``. Pajarracos: ``pajarracos_search``. Each decision
-takes at most 60% of the request's ``deadline_ms`` less 80 ms (``search_core.budget_for``), less when
+takes at most 50% of the request's ``deadline_ms`` less 80 ms (``search_core.budget_for``), less when
 the choice is clear. The match parameters seen at ``/start`` (the advanced game's barrel table, for
 one) are kept until ``/end`` so that sampled worlds follow them.
 """

@@ -14,6 +14,7 @@ import requests
 from referee.games import GAMES, get_game
 from sample_bots.sdk import BotServer, start_in_thread
 from sample_bots.search_bot import decision_rng, make_bot
+from sample_bots.search_core import TIME_SHARE
 
 BARRELS = [{"effect": "keep"}] * 27
 
@@ -56,7 +57,7 @@ def test_answers_every_game_over_http_in_time(server: BotServer, game_name: str)
     body = _act_body(game_name, match_id, players, params, deadline_ms=400)
     started = time.perf_counter()
     reply = requests.post(server.url + "/act", json=body, timeout=5)
-    assert time.perf_counter() - started < 0.6 * 0.4 - 0.08 + 0.1
+    assert time.perf_counter() - started < TIME_SHARE * 0.4 - 0.08 + 0.1
     assert reply.json()["action"] in body["legal_actions"]
     assert requests.post(server.url + "/end", json={"match_id": match_id, "game": game_name}, timeout=5).ok
 

@@ -3,7 +3,7 @@
 Each seed is played once from every seat with the search player in it and heuristic players in the
 others (duplicate play: the same deals from every side). The search runs on an iteration cap instead
 of the clock, so the series is reproducible whatever the machine's load; the caps are a fraction of
-what 520 ms buys, to keep the series short. ``python -m bench.search_strength`` measures the real
+what 420 ms buy, to keep the series short. ``python -m bench.search_strength`` measures the real
 thing: a tournament over HTTP at the default time limit; ``python -m bench.search_series`` runs longer
 series, also at tables with a random player.
 """
