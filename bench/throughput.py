@@ -1,7 +1,7 @@
 """Throughput of the queue path: per-match overhead, worker scaling, a worker's memory over many matches.
 
     python -m bench.throughput overhead [--matches 200] [--stored 0 20000] [--postgres URL]
-    python -m bench.throughput scaling  [--matches 120] [--delay-ms 20] [--workers 1 4] [--postgres URL]
+    python -m bench.throughput scaling  [--matches 480] [--delay-ms 20] [--workers 1 4] [--postgres URL]
     python -m bench.throughput memory   [--matches 10000] [--postgres URL]
 
 overhead: the same matches played in process (``play_match``) and through the queue (enqueue, worker
@@ -93,7 +93,7 @@ def store_old_matches(context: Context, count: int, bots: list[int]) -> None:
                        "score": float(not win), "decisions": 10, "latency_hist": []}]
         for start in range(0, count, 5000):
             session.execute(insert(Match), matches[start:start + 5000])
-            session.execute(insert(MatchSeat), seats[start:start + 10000])
+            session.execute(insert(MatchSeat), seats[2 * start:2 * start + 10000])  # two seats per match
 
 
 def _register(context: Context, servers: list) -> list[int]:
@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     o.add_argument("--matches", type=int, default=200)
     o.add_argument("--stored", type=int, nargs="+", default=[0, 20000])
     s = sub.add_parser("scaling")
-    s.add_argument("--matches", type=int, default=120)
+    s.add_argument("--matches", type=int, default=480)  # long enough that the last refit (ARENA_REFIT_DELAY_S) is small
     s.add_argument("--delay-ms", type=float, default=20)
     s.add_argument("--workers", type=int, nargs="+", default=[1, 4])
     m = sub.add_parser("memory")
