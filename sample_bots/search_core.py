@@ -130,7 +130,7 @@ def halving_search(arms: int, simulate: Simulate, budget: Budget, incumbent: int
             k += 1
             if k < MIN_WORLDS:
                 continue
-            alive = _drop_clear_losers(alive, rewards, k, incumbent)
+            alive = _drop_clear_losers(alive, rewards, incumbent)
             if k >= SAME_WORLDS and all(rewards[a] == rewards[alive[0]] for a in alive):
                 early = True
                 break
@@ -144,8 +144,7 @@ def halving_search(arms: int, simulate: Simulate, budget: Budget, incumbent: int
     return SearchResult(rewards, alive, iterations, early, incumbent)
 
 
-def _drop_clear_losers(alive: list[int], rewards: list[list[float]], k: int,
-                       incumbent: int | None = None) -> list[int]:
+def _drop_clear_losers(alive: list[int], rewards: list[list[float]], incumbent: int | None = None) -> list[int]:
     """Arms that trail the leader by more than ``DROP_Z`` standard errors of the paired difference
     (never the incumbent)."""
     leader = max(alive, key=lambda a: (sum(rewards[a]), -a))
