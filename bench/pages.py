@@ -33,9 +33,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
-from sqlalchemy import create_engine, insert, text
+from sqlalchemy import insert, text
 
 from arena.bootstrap import Context
 from arena.config import load_settings
@@ -57,6 +56,7 @@ from arena.storage.models import (
 from referee import commitments
 from referee.games import get_game
 from referee.results import final_result
+from tests.arena.conftest import postgres_database
 
 GOAL_MS = 100.0
 # (game, players, share of the bots, share of the matches)
@@ -90,7 +90,7 @@ def simulate_replay(game_name: str, players: list[dict[str, Any]], seed: int, rn
     return json.loads(json.dumps(doc))
 
 
-def _ranks(table: list[int], strength: dict[int, float], kind: str, rng: random.Random) -> list[int]:
+def finish_ranks(table: list[int], strength: dict[int, float], kind: str, rng: random.Random) -> list[int]:
     """Plackett-Luce finish order; a one-loser game keeps only who came last."""
     finish = sorted(table, key=lambda bot: rng.expovariate(strength[bot]))
     if kind == "one_loser":
@@ -143,7 +143,7 @@ def fill(db: Database, bots: int, matches: int, replays: int, seed: int = 1) -> 
                 samples.setdefault((game, players), []).append(blob)
                 steps = len(doc["steps"])
             else:
-                ranks = _ranks(table, strength, kind, rng)
+                ranks = finish_ranks(table, strength, kind, rng)
                 scores = [float(players - r) for r in ranks]
                 blob, steps = rng.choice(samples[(game, players)]), rng.randint(20, 60)
             match_rows.append({"id": match_id, "tournament_id": t_index, "game": game, "num_players": players,
@@ -295,20 +295,8 @@ def main(argv: list[str] | None = None) -> int:
         worst = run(db, "SQLite", args)
         db.dispose()
     if args.postgres:
-        schema = f"bench_{uuid.uuid4().hex[:8]}"
-        admin = create_engine(args.postgres)
-        with admin.begin() as conn:
-            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-        separator = "&" if "?" in args.postgres else "?"
-        db = Database(f"{args.postgres}{separator}options={quote(f'-csearch_path={schema}')}")
-        try:
-            db.migrate()
+        with postgres_database(args.postgres) as db:
             worst = max(worst, run(db, "PostgreSQL", args))
-        finally:
-            db.dispose()
-            with admin.begin() as conn:
-                conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-            admin.dispose()
     return 0 if worst <= 1 else 1
 
 

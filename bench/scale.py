@@ -31,14 +31,12 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
-from sqlalchemy import create_engine, insert, text
+from sqlalchemy import insert, text
 
 from arena.bootstrap import Context
 from arena.config import load_settings
@@ -49,6 +47,7 @@ from arena.services.matches import compress, record
 from arena.storage.db import Database
 from arena.storage.models import Account, BoardOutcome, Bot, LiveRating, Match, MatchSeat, Tournament
 from referee.games import get_game
+from tests.arena.conftest import postgres_database
 
 REFIT_GOAL_S = 1.0
 REQUEST_GOAL_MS = 100.0
@@ -62,16 +61,9 @@ PER_TOURNAMENT = 1000
 OWNERS = 50
 
 
-def _ranks(table: list[int], strength: dict[int, float], kind: str, rng: random.Random) -> list[int]:
-    finish = sorted(table, key=lambda bot: rng.expovariate(strength[bot]))
-    if kind == "one_loser":
-        return [len(table) if bot == finish[-1] else 1 for bot in table]
-    return [finish.index(bot) + 1 for bot in table]
-
-
 def fill(db: Database, bots: int, matches: int, replays: int, seed: int = 1) -> dict[str, Any]:
     """Bulk-insert the arena; returns the ids worth requesting."""
-    from bench.pages import simulate_replay
+    from bench.pages import finish_ranks, simulate_replay
 
     rng = random.Random(seed)
     now = datetime.now(UTC)
@@ -112,7 +104,7 @@ def fill(db: Database, bots: int, matches: int, replays: int, seed: int = 1) -> 
                                                  for s, b in enumerate(table)], match_id, rng)
                     ranks, blob, steps = doc["result"]["ranks"], compress(doc), len(doc["steps"])
                 else:
-                    ranks = _ranks(table, strength, kind, rng)
+                    ranks = finish_ranks(table, strength, kind, rng)
                 scores = [float(players - r) for r in ranks]
                 tables["matches"].append({
                     "id": match_id, "tournament_id": tournament_id, "game": game, "num_players": players,
@@ -252,25 +244,6 @@ def run(db: Database, label: str, args: argparse.Namespace) -> float:
     return worst
 
 
-@contextmanager
-def postgres_schema(url: str) -> Iterator[Database]:
-    """A fresh, migrated schema of its own in that database, dropped afterwards."""
-    schema = f"scale_{uuid.uuid4().hex[:8]}"
-    admin = create_engine(url)
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    separator = "&" if "?" in url else "?"
-    db = Database(f"{url}{separator}options={quote(f'-csearch_path={schema}')}")
-    try:
-        db.migrate()
-        yield db
-    finally:
-        db.dispose()
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--postgres", help="also run on a fresh schema of this PostgreSQL URL (SQLAlchemy form)")
@@ -286,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         worst = run(db, "SQLite", args)
         db.dispose()
     if args.postgres:
-        with postgres_schema(args.postgres) as db:
+        with postgres_database(args.postgres) as db:
             worst = max(worst, run(db, "PostgreSQL", args))
     return 0 if worst <= 1 else 1
 

@@ -35,6 +35,7 @@ from arena.storage.models import Account, Bot, Match, MatchSeat, MatchStatus, ut
 from referee.protocol import TimeControls
 from referee.runner import BotSpec, play_match
 from tests.arena import service_harness as h
+from tests.arena.conftest import postgres_database
 
 GAME = "piranha-pedro"
 
@@ -45,15 +46,7 @@ def arena(postgres: str | None):
     workdir = Path(tempfile.mkdtemp(prefix="arena-bench-"))
     redis = h.RedisServer(workdir)
     redis.start()
-    if postgres:
-        import os
-
-        os.environ["ARENA_TEST_DATABASE_URL"] = postgres
-        from tests.arena.conftest import postgres_database
-
-        database_cm = postgres_database()
-    else:
-        database_cm = _sqlite(workdir)
+    database_cm = postgres_database(postgres) if postgres else _sqlite(workdir)
     with database_cm as db:
         settings = load_settings({}, env="test", data_dir=workdir, secret_key="bench", rate_limits=False,
                                  redis_url=redis.url, match_lease_s=60, decision_ms=5000)

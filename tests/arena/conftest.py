@@ -31,14 +31,15 @@ def _redis_url_for_worker() -> str:
 
 
 @contextmanager
-def postgres_database() -> Iterator[Database]:
-    """A migrated, empty PostgreSQL database: a schema of its own, dropped afterwards."""
+def postgres_database(url: str = POSTGRES_URL) -> Iterator[Database]:
+    """A migrated, empty PostgreSQL database: a schema of its own, dropped afterwards (the tests' and
+    the benchmarks' one way to get a fresh PostgreSQL database)."""
     schema = f"t_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(POSTGRES_URL)
+    admin = create_engine(url)
     with admin.begin() as conn:
         conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    separator = "&" if "?" in POSTGRES_URL else "?"
-    db = Database(f"{POSTGRES_URL}{separator}options={quote(f'-csearch_path={schema}')}")
+    separator = "&" if "?" in url else "?"
+    db = Database(f"{url}{separator}options={quote(f'-csearch_path={schema}')}")
     db.migrate()
     try:
         yield db
