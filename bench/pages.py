@@ -38,7 +38,7 @@ from sqlalchemy import insert, text
 
 from arena.bootstrap import Context
 from arena.config import load_settings
-from arena.services import latency, page_queries
+from arena.services import latency, page_queries, standings
 from arena.services.accounts import hash_token
 from arena.services.leaderboards import refit
 from arena.services.matches import compress
@@ -179,6 +179,8 @@ def fill(db: Database, bots: int, matches: int, replays: int, seed: int = 1) -> 
                             (LiveRating, live_rows)):
             for start in range(0, len(rows), 5000):
                 session.execute(insert(model), rows[start:start + 5000])
+        for tournament in tournaments:  # what matches.record keeps for a tournament page
+            standings.rebuild(session, tournament["id"])
     sampled_ids = [m["id"] for m in match_rows if m["id"] % replay_every == 0 and m["replay_gz"]]
     return {"bots": [b["id"] for b in bot_rows], "tournaments": [t["id"] for t in tournaments],
             "matches": sampled_ids, "boards": sorted({(m["game"], m["num_players"]) for m in match_rows}),
@@ -253,7 +255,6 @@ def run(db: Database, label: str, args: argparse.Namespace) -> float:
         "leaderboard, cold": (boards, page_queries.forget_memos),
         "bot": ([f"/bots/{b}" for b in rng.sample(ids["bots"], min(50, len(ids["bots"])))], None),
         "tournament": (tournaments, None),
-        "tournament, cold": (tournaments, page_queries.forget_memos),
         "match": ([f"/matches/{m}" for m in ids["matches"]], None),
         "docs": (["/docs"], None),
     }

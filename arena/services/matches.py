@@ -21,7 +21,7 @@ from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from arena.config import Settings
-from arena.services import latency
+from arena.services import latency, standings
 from arena.services.bots import address_guard
 from arena.services.leaderboards import refit, store_outcome, update_live
 from arena.services.metrics import count_match
@@ -177,8 +177,12 @@ def record(db: Database, match_id: int, replay: dict[str, Any]) -> bool:
             row.latency_sum_ms = round(sum(samples), 3)
             row.latency_max_ms = round(max(samples, default=0.0), 3)
             row.latency_hist = latency.histogram(samples)
-        update_live(session, replay["game"], [seats[i].bot_id for i in sorted(seats)], result)
-        store_outcome(session, match_id, replay["game"], [seats[i] for i in sorted(seats)])
+        in_order = [seats[i] for i in sorted(seats)]
+        update_live(session, replay["game"], [seat.bot_id for seat in in_order], result)  # takes the board's lock
+        store_outcome(session, match_id, replay["game"], in_order)
+        tournament_id = session.scalar(select(Match.tournament_id).where(Match.id == match_id))
+        if tournament_id is not None:
+            standings.add_match(session, tournament_id, replay["game"], in_order)
         all_samples = [x for samples in per_seat.values() for x in samples]
         count_match(session, replay["game"], [f["kind"] for f in replay["faults"]], latency.histogram(all_samples),
                     sum(all_samples))
@@ -187,7 +191,8 @@ def record(db: Database, match_id: int, replay: dict[str, Any]) -> bool:
                               turn=fault["turn"], path=fault["path"], kind=fault["kind"],
                               message=fault["message"][:2000], excerpt=fault["excerpt"][:1000],
                               latency_ms=fault["latency_ms"]))
-        _finish_tournament_if_done(session, match_id)
+        if tournament_id is not None:
+            finish_tournament_if_done(session, tournament_id)
     return True
 
 

