@@ -1,11 +1,16 @@
 """The search player against fixed opponents in a seeded in-process series (no HTTP, no clock).
 
-    python -m bench.search_series --game pajarracos [--others hh|hr] [--iterations 150] [--seeds 12]
+    python -m bench.search_series --game pajarracos [--others hh|hr|rh] [--iterations 150] [--seeds 12]
+                                  [--first-seed 1]
 
 Each seed is dealt once with the search player in every seat (duplicate play); the other seats are
-heuristic (``h``) or random (``r``) players, in the order given after the search's seat. The search
-runs on an iteration cap instead of the clock, so a series is reproducible on any machine; 150 is
-about what 520 ms bought on the project's 2-core machine in Pajarracos (the budget is now 420 ms).
+heuristic (``h``) or random (``r``) players, in the order given after the search's seat (the arena's
+seat-balanced round robin of random, heuristic and search only rotates that order, so the seat after
+the search is always the random one there: ``rh``). The search runs on an iteration cap instead of
+the clock, so a series is reproducible on any machine; 150 is about what 520 ms bought on the
+project's 2-core machine in Pajarracos (the budget is now 420 ms). ``--iterations 0`` uses the clock
+as over HTTP (420 ms of the default 1,000), not reproducible. Seeds 1-12 are the ones the opponent
+model was tuned on: judge a change on others too (``--first-seed``).
 Printed: the search seat's mean pairwise score against the heuristic seats (win 1, shared placing
 1/2). Judged by: score > 0.5.
 """
@@ -42,7 +47,7 @@ def series_score(game_name: str, players: int, seeds: list[int] | tuple[int, ...
                                "decision": game.decision(state, s), "legal_actions": game.legal_actions(state, s),
                                "deadline_ms": 1000}
                     if s == seat:
-                        budget = budget_for(request, max_iterations=iterations)
+                        budget = budget_for(request, max_iterations=iterations or None)
                         actions[s] = SEARCHES[game_name](request, rngs[s], budget, None)
                     elif kinds[s] == "h":
                         actions[s] = STRATEGIES[game_name](request, rngs[s])
@@ -61,13 +66,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--game", default="pajarracos", choices=sorted(GAMES))
     parser.add_argument("--others", default="hh", help="the other seats: h = heuristic, r = random")
-    parser.add_argument("--iterations", type=int, default=150)
+    parser.add_argument("--iterations", type=int, default=150, help="playouts per decision (0: the clock)")
     parser.add_argument("--seeds", type=int, default=12)
+    parser.add_argument("--first-seed", type=int, default=1)
     args = parser.parse_args(argv)
-    score, played = series_score(args.game, len(args.others) + 1, range(1, args.seeds + 1), args.iterations,
-                                 args.others)
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    score, played = series_score(args.game, len(args.others) + 1, seeds, args.iterations, args.others)
     ratio = score / played
-    print(f"{args.game}, search against {args.others}, {args.iterations} playouts per decision: "
+    playouts = f"{args.iterations} playouts" if args.iterations else "the clock"
+    print(f"{args.game}, search against {args.others}, seeds {seeds.start}-{seeds.stop - 1}, {playouts} per decision: "
           f"score {score} of {played} = {ratio:.3f} (goal > 0.5) {'PASS' if ratio > 0.5 else 'FAIL'}")
     return 0 if ratio > 0.5 else 1
 

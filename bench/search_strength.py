@@ -36,7 +36,7 @@ PLAN = {
     "piranha-pedro": (2, 50),
     "piranha-pedro-ko": (2, 50),
     "piranha-pedro-ko-advanced": (2, 50),
-    "pajarracos": (3, 40),
+    "pajarracos": (3, 60),
 }
 ROOT = Path(__file__).resolve().parent.parent
 

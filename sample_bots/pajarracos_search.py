@@ -5,8 +5,8 @@ hands and the reserve order are dealt at random from the unseen cards (the 65-ca
 hand, every card on the trees and the discard pile), each hand as big as the view says. In a world
 the root action is played; our own follow-ups of the turn and every opponent's turn up to our next
 one are played by the heuristic (``pajarracos_strategy``, seeing only the view of the seat it plays,
-choosing among ``likely_actions`` for speed), except that each opponent plays at random in half of the
-playouts (see ``_playout``); and the position is scored from our side by the
+choosing among ``likely_actions`` for speed), except that each opponent plays at random in a share of
+the playouts that its points so far suggest (``opponent_odds``); and the position is scored from our side by the
 heuristic's value of our best next action (or by the final placings if the game ended). So the
 search sees what the heuristic only estimates: which crows the opponents really hold, where they
 send them, and what we draw. The candidates are the heuristic's best few actions; ``search_core``
@@ -30,8 +30,10 @@ from sample_bots.search_core import Budget, Worlds, budget_for, halving_search
 
 MAX_CANDIDATES = 6  # root arms: the heuristic's best
 VALUE_SCALE = 4.0  # points: a value this far above zero is worth 73%
-RANDOM_OPPONENT = 0.5  # odds that an opponent plays at random in a playout (else as the heuristic)
+RANDOM_OPPONENT = 0.5  # odds that an opponent plays at random in a playout, without ODDS_FROM_SCORES
 GAME = PAJARRACOS
+ODDS_FROM_SCORES = True  # per opponent, from its points against its turns (a logistic fitted offline to
+ODDS_BIAS, ODDS_PER_TURN, ODDS_PER_POINT = 0.67, 0.66, -1.26  # random and heuristic players' games)
 
 
 def choose(request: dict[str, Any], rng: random.Random, budget: Budget | None = None,
@@ -47,9 +49,10 @@ def choose(request: dict[str, Any], rng: random.Random, budget: Budget | None = 
         return candidates[0]
     me = view["seat"]
     worlds = Worlds(rng.randrange(2**31), lambda r: build_world(view, r))
+    odds = opponent_odds(view)
 
     def simulate(arm: int, k: int) -> float:
-        return _playout(worlds.get(k), me, candidates[arm], worlds.playout_rng(k), budget)
+        return _playout(worlds.get(k), me, candidates[arm], worlds.playout_rng(k), budget, odds)
 
     result = halving_search(len(candidates), simulate, budget, incumbent=0)  # 0: the heuristic's choice
     return candidates[result.best()]
@@ -120,13 +123,36 @@ def _rules(view: dict[str, Any]) -> Any:
 
 
 # -- playouts --------------------------------------------------------------------------------------------
-def _playout(world: PajarracosState, me: int, action: Any, rng: random.Random, budget: Budget) -> float:
+def opponent_odds(view: dict[str, Any]) -> dict[int, float]:
+    """Per opponent, the odds that it plays at random in a playout, from its points so far against its
+    turns so far: a random player scores about 0.15 points a turn, the heuristic about 1."""
+    if not ODDS_FROM_SCORES:
+        return {seat: RANDOM_OPPONENT for seat in range(view["players"]) if seat != view["seat"]}
+    odds = {}
+    for seat in range(view["players"]):
+        if seat != view["seat"]:
+            logit = ODDS_BIAS + ODDS_PER_TURN * turns_taken(view, seat) + ODDS_PER_POINT * view["scores"][seat]
+            odds[seat] = 1 / (1 + math.exp(-logit))
+    return odds
+
+
+def turns_taken(view: dict[str, Any], seat: int) -> int:
+    """Turns ``seat`` has finished: turn ``view["turn"]`` is ours, the one before the previous seat's, ..."""
+    n, me = view["players"], view["seat"]
+    behind = (me - seat) % n  # seat played turn view["turn"] - behind, then every n turns before
+    return max(0, (view["turn"] - 1 - behind) // n + 1)
+
+
+def _playout(world: PajarracosState, me: int, action: Any, rng: random.Random, budget: Budget,
+             odds: dict[int, float]) -> float:
     """The root action, then every seat until our next turn starts; our value there. Our own follow-ups
-    are the heuristic's; each opponent plays as the heuristic or, with ``RANDOM_OPPONENT`` odds drawn
-    once per playout, at random. The search cannot tell whom it faces: modelled as the heuristic only,
-    it won 72% of its pairs against two heuristic players but 44% against the heuristic at a table with
-    a random player (seeded series, 150 playouts per decision); with even odds, 59% and 68%."""
-    randoms = {seat for seat in range(world.num_players) if seat != me and rng.random() < RANDOM_OPPONENT}
+    are the heuristic's; each opponent plays as the heuristic or, with its ``odds`` drawn once per
+    playout, at random. Modelled as the heuristic only, the search won 72% of its pairs against two
+    heuristic players but 44% against the heuristic at a table with a random player (seeded series, 150
+    playouts per decision); with even odds for every opponent, 59% and 68%. Over seeds 13-112 with odds
+    from the scores: 64% against two heuristic players (``SWITCH_Z`` 2) and 63% with the random player
+    seated after the search (``SWITCH_Z`` 1; even odds and ``SWITCH_Z`` 2 there: 55%)."""
+    randoms = {seat for seat in range(world.num_players) if seat != me and rng.random() < odds[seat]}
     state = GAME.apply(world, {me: action})
     while state.phase != OVER and not (state.active == me and state.phase == TURN):
         budget.check()

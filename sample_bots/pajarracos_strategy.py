@@ -20,6 +20,7 @@ on the biggest trees); ``python -m bench.bots_strength`` measures the result aga
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from typing import Any
@@ -78,10 +79,23 @@ def _orchard_score(orchard: Orchard) -> float:
     return _score([tree[0] for tree in orchard.values()])
 
 
+# The model's tree sizes are whole numbers, so what a crow eats is worked out from the tree's size and
+# the largest other tree alone, exactly as from the whole orchard's score before and after: the search
+# runs these thousands of times per decision (``pajarracos_search``).
 def _drop(orchard: Orchard, fruit: str, cards: int) -> float:
     """Points lost if ``cards`` cards (all of them if more) are eaten from ``fruit``'s tree."""
-    sizes = [max(0, tree[0] - cards) if name == fruit else tree[0] for name, tree in orchard.items()]
-    return _orchard_score(orchard) - _score(sizes)
+    tree = orchard.get(fruit)
+    if tree is None:
+        return 0
+    return _drop_from(tree[0], max((t[0] for name, t in orchard.items() if name != fruit), default=0), cards)
+
+
+def _drop_from(size: int, rest: int, cards: int) -> int:
+    """``_drop`` for a tree of ``size`` beside a largest other tree of ``rest`` (0: none)."""
+    eaten = min(cards, size)
+    if eaten <= 0:
+        return 0
+    return eaten + max(rest, size) - max(rest, size - eaten)
 
 
 def _lone_crow_meals(orchard: Orchard, fruit: str) -> float:
@@ -89,6 +103,23 @@ def _lone_crow_meals(orchard: Orchard, fruit: str) -> float:
     return min(LONE_CROW_MEALS * _drop(orchard, fruit, 1), _drop(orchard, fruit, CARDS_PER_FRUIT))
 
 
+def _largest_others(orchard: Orchard) -> dict[str, int]:
+    """Per tree, the size of the largest other tree in its orchard (0 if none)."""
+    first = second = 0
+    for size, _, _ in orchard.values():
+        if size > first:
+            first, second = size, first
+        elif size > second:
+            second = size
+    return {fruit: second if tree[0] == first else first for fruit, tree in orchard.items()}
+
+
+def _free_size(orchard: Orchard) -> int:
+    """Cards on the trees of an orchard that a crow may still land on."""
+    return sum(t[0] for t in orchard.values() if t[1] is None and not t[2])
+
+
+@functools.lru_cache(maxsize=4096)  # a few hundred distinct counts per match; asked thousands of times in a search
 def _p_holds(unseen: int, copies: int, hand: int) -> float:
     """Chance that a hand of ``hand`` cards dealt from ``unseen`` cards holds one of ``copies``."""
     if copies <= 0 or hand <= 0 or unseen <= 0:
@@ -123,6 +154,11 @@ class _Table:
         share = self.reserve / self.unseen_total / self.players
         self.future = {f: unseen[f] * share for f in FRUITS}
         self.discount = HAND_DISCOUNT if self.reserve else HAND_DISCOUNT * END_FACTOR
+        # most actions leave most orchards as they are (the same dict): their parts are worked out once
+        self.base_free = [_free_size(o) for o in self.orchards]
+        self.base_theirs = {s: self._their_points(self.orchards[s], s) for s in self.opponents}
+        self.p_answer_after = [RESPONSE * _p_holds(self.unseen_total, self.unseen_scarecrows, draws)
+                               for draws in range(HAND_SIZE + 1)]
         self.flock_value = self._flock_value()
         self.new_card = self._new_card_value(unseen)
 
@@ -247,15 +283,18 @@ class _Table:
 
     def _their_side(self, orchards: list[Orchard]) -> float:
         """The opponents' points less what crows are about to take, mostly the leader's."""
-        theirs = [_orchard_score(orchards[s]) - self._crow_losses(orchards[s], self.p_scare[s])
-                  for s in self.opponents]
-        return LEADER_WEIGHT * _soft_max(theirs) + (1 - LEADER_WEIGHT) * sum(theirs) / len(theirs)
+        base, same = self.base_theirs, self.orchards
+        return _combine([base[s] if orchards[s] is same[s] else self._their_points(orchards[s], s)
+                         for s in self.opponents])
+
+    def _their_points(self, orchard: Orchard, seat: int) -> float:
+        return _orchard_score(orchard) - self._crow_losses(orchard, self.p_scare[seat])
 
     def _p_answer(self, hand: list[str], draws: int) -> float:
         """Chance we hold a scarecrow at our next turn, to answer a crow sent meanwhile."""
         if SCARECROW in hand:
             return RESPONSE
-        return RESPONSE * _p_holds(self.unseen_total, self.unseen_scarecrows, draws)
+        return self.p_answer_after[max(0, draws)]
 
     def _hand_value(self, orchards: list[Orchard], hand: list[str]) -> float:
         """Points our hand and expected draws may still add to our orchard (fruit on a crowed tree
@@ -263,10 +302,6 @@ class _Table:
         mine = orchards[self.me]
         sizes = []
         add = dict.fromkeys(FRUITS, 0.0)
-        for card in hand:
-            fruit = card.rstrip("*")
-            if fruit in add:
-                add[fruit] += 1 + (JUICY_BONUS if card != fruit else 0)
         birds = 0.0
         for card in hand:
             if card == SCARECROW:
@@ -275,6 +310,10 @@ class _Table:
                 birds += CROW_VALUE
             elif card == FLOCK:
                 birds += self.flock_value
+            elif card in add:
+                add[card] += 1
+            elif card.rstrip("*") in add:
+                add[card.rstrip("*")] += 1 + JUICY_BONUS
         for fruit in FRUITS:
             size, crow, scare = mine.get(fruit, (0, None, False))
             weight = 0.0 if scare else 0.5 if crow else 1.0
@@ -283,24 +322,30 @@ class _Table:
 
     def _flock_value(self) -> float:
         """A flock in hand: a share of the most it would take from the opponents' side now."""
-        before = self._their_side(self.orchards)
+        theirs = [self.base_theirs[s] for s in self.opponents]
+        before = _combine(theirs)
         best = 0.0
-        for seat in self.opponents:
+        for i, seat in enumerate(self.opponents):
             for fruit, (size, crow, scare) in self.orchards[seat].items():
                 if crow is None and not scare:
-                    after = list(self.orchards)
-                    after[seat] = {**after[seat], fruit: (size, FLOCK, scare)}
-                    best = max(best, before - self._their_side(after))
+                    after = list(theirs)
+                    after[i] = self._their_points({**self.orchards[seat], fruit: (size, FLOCK, scare)}, seat)
+                    best = max(best, before - _combine(after))
         return max(FLOCK_FLOOR, FLOCK_SHARE * best)
 
     def _crow_losses(self, orchard: Orchard, p_answer: float) -> float:
         """What the crows sitting on this orchard will likely eat before their owner shoos them."""
         loss = 0.0
-        for fruit, (_, crow, _) in orchard.items():
+        rest = None
+        for fruit, (size, crow, _) in orchard.items():
+            if crow is None:
+                continue
+            rest = rest or _largest_others(orchard)
             if crow == FLOCK:
-                loss += (1 - p_answer) * _drop(orchard, fruit, CARDS_PER_FRUIT)
+                loss += (1 - p_answer) * _drop_from(size, rest[fruit], CARDS_PER_FRUIT)
             elif crow == CROW:
-                loss += (1 - p_answer) * _lone_crow_meals(orchard, fruit)
+                loss += (1 - p_answer) * min(LONE_CROW_MEALS * _drop_from(size, rest[fruit], 1),
+                                             _drop_from(size, rest[fruit], CARDS_PER_FRUIT))
         return loss
 
     def exposure(self, orchards: list[Orchard], p_answer: float) -> float:
@@ -308,19 +353,27 @@ class _Table:
         and those the opponents may send (onto free trees, bigger trees more likely)."""
         mine = orchards[self.me]
         loss = self._crow_losses(mine, p_answer)
-        free = [sum(t[0] for t in o.values() if t[1] is None and not t[2]) for o in orchards]
+        base, same = self.base_free, self.orchards
+        free = [base[s] if o is same[s] else _free_size(o) for s, o in enumerate(orchards)]
         total = sum(free)
+        spots = [(self.p_flock[seat], self.p_crow[seat], total - free[seat] + SPOT_FLOOR) for seat in self.opponents]
+        rest = _largest_others(mine)
         for fruit, (size, crow, scare) in mine.items():
             if crow is not None or scare:
                 continue
             hit_flock = hit_crow = 0.0
-            for seat in self.opponents:
-                spots = total - free[seat] + SPOT_FLOOR
-                hit_flock += self.p_flock[seat] * size / spots
-                hit_crow += self.p_crow[seat] * size / spots
-            loss += (1 - p_answer) * (hit_flock * _drop(mine, fruit, CARDS_PER_FRUIT)
-                                      + hit_crow * _lone_crow_meals(mine, fruit))
+            for p_flock, p_crow, room in spots:
+                hit_flock += p_flock * size / room
+                hit_crow += p_crow * size / room
+            whole = _drop_from(size, rest[fruit], CARDS_PER_FRUIT)
+            meals = min(LONE_CROW_MEALS * _drop_from(size, rest[fruit], 1), whole)
+            loss += (1 - p_answer) * (hit_flock * whole + hit_crow * meals)
         return loss
+
+
+def _combine(theirs: list[float]) -> float:
+    """The opponents' side from each one's points: mostly the leader's, the rest their mean."""
+    return LEADER_WEIGHT * _soft_max(theirs) + (1 - LEADER_WEIGHT) * sum(theirs) / len(theirs)
 
 
 def _without(hand: list[str], cards: list[str]) -> list[str]:

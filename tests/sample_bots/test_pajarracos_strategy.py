@@ -9,6 +9,7 @@ import time
 
 from referee.games.pajarracos import PAJARRACOS as GAME
 from referee.games.pajarracos.scenario import build_state
+from sample_bots import pajarracos_strategy as strategy
 from sample_bots.pajarracos_strategy import choose
 
 
@@ -79,3 +80,17 @@ def test_answers_every_decision_of_random_matches_legally_and_well_within_100_ms
             assert action in request["legal_actions"]
             state = GAME.apply(state, {state.active: action})
     assert worst < 0.1, f"slowest decision {worst * 1e3:.0f} ms"
+
+
+def test_crow_losses_from_the_largest_other_tree_equal_the_whole_orchards_scores() -> None:
+    """``_drop``'s shortcut (the search calls it thousands of times a decision) against its definition:
+    the orchard's score before less its score after the crow eats."""
+    rng = random.Random(3)
+    for _ in range(2000):
+        fruits = rng.sample(strategy.FRUITS, rng.randint(1, 5))
+        orchard = {f: (rng.randint(1, 12), None, False) for f in fruits}
+        fruit, cards = rng.choice([*fruits, "grapes"]), rng.choice([1, 2, strategy.CARDS_PER_FRUIT])
+        after = [max(0, t[0] - cards) if f == fruit else t[0] for f, t in orchard.items()]
+        assert strategy._drop(orchard, fruit, cards) == strategy._orchard_score(orchard) - strategy._score(after)
+        others = strategy._largest_others(orchard)
+        assert all(others[f] == max((t[0] for g, t in orchard.items() if g != f), default=0) for f in fruits)

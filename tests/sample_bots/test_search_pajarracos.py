@@ -120,3 +120,25 @@ def test_choice_is_the_same_whatever_the_view_hides(index: int) -> None:
         request = _request(table)
         choices.append(pajarracos_search.choose(request, random.Random(4), budget_for(request, max_iterations=24)))
     assert choices[0] == choices[1]
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_turns_taken_counts_every_seats_finished_turns(players: int) -> None:
+    finished = [0] * players
+    previous = None
+    for state in _decisions(players, seed=20 + players):
+        if previous is not None and state.turn != previous.turn:
+            finished[previous.active] += 1
+        view = GAME.view(state, state.active)
+        assert [pajarracos_search.turns_taken(view, s) for s in range(players) if s != state.active] == \
+            [finished[s] for s in range(players) if s != state.active]
+        previous = state
+
+
+def test_an_opponent_that_scores_nothing_turn_after_turn_is_modelled_as_random() -> None:
+    """Seat 1 has 0 points after 4 turns (a random player's pace), seat 2 has 6 (the heuristic's)."""
+    view = {"players": 3, "seat": 0, "turn": 13, "scores": [5, 0, 6]}
+    odds = pajarracos_search.opponent_odds(view)
+    assert odds[1] > 0.95 and odds[2] < 0.05
+    first = pajarracos_search.opponent_odds({"players": 3, "seat": 0, "turn": 1, "scores": [0, 0, 0]})
+    assert 0.5 < first[1] == first[2] < 0.75  # nothing seen yet: about even odds
