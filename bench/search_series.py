@@ -7,10 +7,13 @@ Each seed is dealt once with the search player in every seat (duplicate play); t
 heuristic (``h``) or random (``r``) players, in the order given after the search's seat (the arena's
 seat-balanced round robin of random, heuristic and search only rotates that order, so the seat after
 the search is always the random one there: ``rh``). The search runs on an iteration cap instead of
-the clock, so a series is reproducible on any machine; 150 is about what 520 ms bought on the
-project's 2-core machine in Pajarracos (the budget is now 420 ms). ``--iterations 0`` uses the clock
-as over HTTP (420 ms of the default 1,000), not reproducible. Seeds 1-12 are the ones the opponent
-model was tuned on: judge a change on others too (``--first-seed``).
+the clock, so a series is reproducible on any machine. 150 is fewer than the clock gives: in
+Pajarracos a decision that uses its whole 420 ms plays a median of 370-580 playouts on the project's
+2-core machine (300-420 before the heuristic's evaluation got faster), and 300 per decision scored
+no better than 150 over seeds 13-112. ``--iterations 0`` uses the clock as over HTTP (420 ms of the
+default 1,000), not reproducible. Seeds 1-12 are the ones the opponent model was first tuned on and
+36 matches give a 95% interval of about +-15 points: judge a change on 100 others
+(``--first-seed 13 --seeds 100``).
 Printed: the search seat's mean pairwise score against the heuristic seats (win 1, shared placing
 1/2). Judged by: score > 0.5.
 """

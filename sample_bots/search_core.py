@@ -39,8 +39,8 @@ MIN_SECONDS = 0.005
 DROP_Z = 3.0  # standard errors of the paired difference that drop an arm before its phase ends
 MIN_WORLDS = 6  # worlds every live arm plays before anything is dropped
 SAME_WORLDS = 16  # identical scores in this many worlds: the choice does not matter
-SWITCH_Z = 1.0  # standard errors of the paired difference another arm must lead the incumbent by (2.0: the
-# search scored 0.547 against the heuristic over seeds 13-112 of `bench.search_series --others rh`; 1.0: 0.627)
+SWITCH_Z = 1.0  # standard errors of the paired difference another arm must lead the incumbent by (Pajarracos,
+# seeds 13-112 of `bench.search_series --others rh`, odds from the scores: 0.597 at 2.0, 0.627 at 1.0, 0.603 at 0.5)
 
 
 class OutOfTime(Exception):
