@@ -98,9 +98,10 @@ def _drop_from(size: int, rest: int, cards: int) -> int:
     return eaten + max(rest, size) - max(rest, size - eaten)
 
 
-def _lone_crow_meals(orchard: Orchard, fruit: str) -> float:
-    """Points a lone crow takes before it is shooed: a few cards' worth, never more than the tree."""
-    return min(LONE_CROW_MEALS * _drop(orchard, fruit, 1), _drop(orchard, fruit, CARDS_PER_FRUIT))
+def _lone_crow_meals(size: int, rest: int) -> float:
+    """Points a lone crow takes before it is shooed: a few cards' worth, never more than the tree
+    (a tree of ``size`` beside a largest other tree of ``rest``)."""
+    return min(LONE_CROW_MEALS * _drop_from(size, rest, 1), _drop_from(size, rest, CARDS_PER_FRUIT))
 
 
 def _largest_others(orchard: Orchard) -> dict[str, int]:
@@ -344,8 +345,7 @@ class _Table:
             if crow == FLOCK:
                 loss += (1 - p_answer) * _drop_from(size, rest[fruit], CARDS_PER_FRUIT)
             elif crow == CROW:
-                loss += (1 - p_answer) * min(LONE_CROW_MEALS * _drop_from(size, rest[fruit], 1),
-                                             _drop_from(size, rest[fruit], CARDS_PER_FRUIT))
+                loss += (1 - p_answer) * _lone_crow_meals(size, rest[fruit])
         return loss
 
     def exposure(self, orchards: list[Orchard], p_answer: float) -> float:
@@ -365,9 +365,8 @@ class _Table:
             for p_flock, p_crow, room in spots:
                 hit_flock += p_flock * size / room
                 hit_crow += p_crow * size / room
-            whole = _drop_from(size, rest[fruit], CARDS_PER_FRUIT)
-            meals = min(LONE_CROW_MEALS * _drop_from(size, rest[fruit], 1), whole)
-            loss += (1 - p_answer) * (hit_flock * whole + hit_crow * meals)
+            loss += (1 - p_answer) * (hit_flock * _drop_from(size, rest[fruit], CARDS_PER_FRUIT)
+                                      + hit_crow * _lone_crow_meals(size, rest[fruit]))
         return loss
 
 
