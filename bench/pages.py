@@ -206,6 +206,17 @@ def _still_running(tournament: dict[str, Any], matches: list[dict], seats: list[
     faults[:] = [f for f in faults if f["match_id"] not in queued]
 
 
+def freeze_when_warm(client: Any, urls: list[str], freeze: bool) -> None:
+    """With ``freeze``, request each url once, then ``gc.freeze()``: what deploy/gunicorn.conf.py does in
+    every web worker once it has started (full collections then skip the long-lived heap). Says which."""
+    if freeze:
+        for url in urls:
+            client.get(url)
+        gc.collect()
+        gc.freeze()
+    print(f"gc.freeze after warm-up: {'yes' if freeze else 'no'}")
+
+
 def measure(get: Callable[[str], int], urls: list[str], requests: int,
             before: Callable[[], None] = lambda: None) -> tuple[list[float], list[float]]:
     """Wall-clock and this thread's CPU milliseconds per request (CPU time shows the page's own cost when
@@ -258,12 +269,7 @@ def run(db: Database, label: str, args: argparse.Namespace) -> float:
         "match": ([f"/matches/{m}" for m in ids["matches"]], None),
         "docs": (["/docs"], None),
     }
-    if args.gc_freeze:
-        for urls, _before in pages.values():
-            client.get(urls[0])
-        gc.collect()
-        gc.freeze()  # what a server can do once warm: full collections then skip the long-lived heap
-    print(f"gc.freeze after warm-up: {'yes' if args.gc_freeze else 'no'}")
+    freeze_when_warm(client, [urls[0] for urls, _before in pages.values()], args.gc_freeze)
     print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     print(f"{'page':17} {'requests':>8} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'cpu p50':>8} {'cpu p99':>8} "
           f"{'p99/100ms':>10}")

@@ -48,6 +48,7 @@ from arena.services.leaderboards import pack_seats, refit
 from arena.services.matches import compress, record
 from arena.storage.db import Database
 from arena.storage.models import Account, BoardOutcome, Bot, LiveRating, Match, MatchSeat, Tournament
+from bench.pages import finish_ranks, freeze_when_warm, percentile, simulate_replay
 from referee.games import get_game
 from tests.arena.conftest import postgres_database
 
@@ -65,8 +66,6 @@ OWNERS = 50
 
 def fill(db: Database, bots: int, matches: int, replays: int, seed: int = 1) -> dict[str, Any]:
     """Bulk-insert the arena; returns the ids worth requesting."""
-    from bench.pages import finish_ranks, simulate_replay
-
     rng = random.Random(seed)
     now = datetime.now(UTC)
     accounts = [{"id": i + 1, "name": f"owner{i:02d}", "token_hash": hash_token(f"arena_scale_{i}"),
@@ -177,11 +176,6 @@ def timed(action: Callable[[], Any], runs: int) -> list[float]:
     return out
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, math.ceil(q / 100 * len(ordered)) - 1)]
-
-
 def run(db: Database, label: str, args: argparse.Namespace) -> float:
     """Fill, then measure (a), (b), (c); returns the worst ratio."""
     t0 = time.perf_counter()
@@ -230,12 +224,7 @@ def run(db: Database, label: str, args: argparse.Namespace) -> float:
         "tournament": [f"/api/tournaments/{t}"
                        for t in pick.sample(ids["tournaments"], min(50, len(ids["tournaments"])))],
     }
-    if args.gc_freeze:  # what deploy/gunicorn.conf.py does in every web worker once it has started
-        for urls in requests.values():
-            client.get(urls[0])
-        gc.collect()
-        gc.freeze()
-    print(f"gc.freeze after warm-up: {'yes' if args.gc_freeze else 'no'}")
+    freeze_when_warm(client, [urls[0] for urls in requests.values()], args.gc_freeze)
     print(f"{'request':18} {'count':>6} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'p99/100ms':>10}")
     for name, urls in requests.items():
         for url in urls[:3]:
