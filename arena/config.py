@@ -7,6 +7,8 @@ that is not globally routable.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 import secrets
 from collections.abc import Mapping
@@ -29,6 +31,7 @@ class Settings:
     database_url: str = ""  # empty: SQLite file in data_dir
     redis_url: str = ""  # empty: `arena up` starts an embedded Redis
     secret_key: str = ""
+    deal_secret: str = ""  # keys deal seeds; empty: from ARENA_SECRET_KEY in production, else data_dir/deal-secret
     open_signup: bool = True
     allow_loopback_bots: bool = True
     allow_bot_networks: str = ""  # comma-separated CIDRs trusted to hold bots, e.g. a private bots-only network
@@ -60,11 +63,31 @@ class Settings:
     def resolved_database_url(self) -> str:
         return self.database_url or f"sqlite:///{(self.data_dir / 'arena.db').resolve()}"
 
+    def deal_key(self) -> bytes:
+        """The key that makes match seeds unpredictable from a tournament's public seed. Kept, not drawn per
+        process, so an organizer can rerun a tournament on the same deals on the same arena."""
+        if self.deal_secret:
+            return self.deal_secret.encode("utf-8")
+        path = self.data_dir / DEAL_SECRET_FILE
+        try:
+            return path.read_bytes().strip()
+        except FileNotFoundError:
+            pass
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:  # another process wrote it first: use theirs
+            return path.read_bytes().strip()
+        with os.fdopen(fd, "w") as out:
+            out.write(secrets.token_hex(32))
+        return path.read_bytes().strip()
+
     def time_controls(self, decision_ms: int | None = None) -> TimeControls:
         return TimeControls(decision_ms=decision_ms or self.decision_ms, start_ms=self.start_ms,
                             strike_limit=self.strike_limit, max_response_bytes=self.max_response_bytes)
 
 
+DEAL_SECRET_FILE = "deal-secret"
 _BOOL = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 
 
@@ -103,6 +126,9 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
         parse_networks(settings.allow_bot_networks)
     except ValueError as exc:
         raise ConfigError(f"ARENA_ALLOW_BOT_NETWORKS: {exc}") from None
+    if settings.production and settings.secret_key and not settings.deal_secret:  # every host derives the same key
+        settings = replace(settings, deal_secret=hmac.new(settings.secret_key.encode("utf-8"), b"arena deal seeds",
+                                                          hashlib.sha256).hexdigest())
     if not settings.secret_key:
         if settings.production:
             raise ConfigError("ARENA_SECRET_KEY is required when ARENA_ENV=production")

@@ -74,8 +74,8 @@ def run_demo(context: Context, cycles: int = 1, address: str = "",
             owner = session.get(Account, owner_id)
             assert owner is not None
             tournament = tournament_service.create_tournament(
-                session, owner, {"game": game, "bots": by_game[game], "seats": seats, "cycles": cycles,
-                                 "seed": int(time.time()) % 100_000})
+                session, owner, {"game": game, "bots": by_game[game], "seats": seats, "cycles": cycles},
+                context.settings.deal_key())
             tournaments[game] = tournament.id
         with context.db.session() as session:
             tournament_service.queue_tournament(session, context.queue, tournaments[game])

@@ -6,8 +6,11 @@ Two kinds of luck are cancelled by construction:
   r-th member), so every bot sits in every seat once per table it is at. Every design below puts every bot
   at the same number of tables, so over the schedule every bot holds every seat exactly equally often.
 * Deal luck (duplicate play): the k rotations of a table share one seed, so the same deal is played from
-  every seat. Different tables (and cycles) get different seeds, drawn without repetition from a
-  ``random.Random`` seeded by the tournament seed, so a schedule is reproducible from that one number.
+  every seat. Different tables (and cycles) get different seeds: HMAC-SHA256 of the tournament seed and the
+  table number under a key (the arena's deal secret), so a schedule is reproducible from the seed and the
+  key together, and nobody without the key can compute a deal from the public seed (docs/reliability.md,
+  "Hidden information"). An empty key (``arena tournament`` on your own machine) derives them from the
+  seed alone.
 
 Which tables: for k = 2 every pair (a round robin; the two rotations are the colour-swapped games). Otherwise
 the fewest tables among the designs below in which every pair of bots meets equally often, counting only
@@ -28,7 +31,8 @@ of 9 bots 126; pass a larger ``max_tables`` to prefer exact balance anyway.
 
 from __future__ import annotations
 
-import random
+import hashlib
+import hmac
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from functools import reduce
@@ -115,27 +119,43 @@ def design_tables(n: int, k: int, max_tables: int = DEFAULT_MAX_TABLES) -> list[
     return min(candidates, key=len) if candidates else cyclic
 
 
-def table_seeds(seed: int, count: int) -> list[int]:
-    """``count`` distinct positive 63-bit seeds, reproducible from the tournament seed."""
-    return random.Random(seed).sample(SEED_SPACE, count)
+def table_seeds(seed: int, count: int, key: bytes = b"") -> list[int]:
+    """``count`` distinct positive 63-bit seeds: table ``i`` gets HMAC-SHA256(key, "seed:i"), so they are
+    reproducible from the tournament seed and the key, and unpredictable from the seed without the key."""
+    seeds: list[int] = []
+    seen: set[int] = set()
+    counter = 0
+    while len(seeds) < count:
+        digest = hmac.new(key, f"{seed}:{counter}".encode(), hashlib.sha256).digest()
+        counter += 1
+        value = int.from_bytes(digest[:8], "big") % (SEED_SPACE.stop - 1) + 1
+        if value not in seen:  # a repeat (about 1 in 2^63 per pair) would make two tables one deal
+            seen.add(value)
+            seeds.append(value)
+    return seeds
 
 
 def round_robin(
-    bots: Sequence[Hashable], seats: int, *, cycles: int = 1, seed: int = 0, max_tables: int = DEFAULT_MAX_TABLES
+    bots: Sequence[Hashable], seats: int, *, cycles: int = 1, seed: int = 0, max_tables: int = DEFAULT_MAX_TABLES,
+    key: bytes = b"", duplicate: bool = True,
 ) -> list[ScheduledMatch]:
-    """Every chosen table in all ``seats`` rotations on one shared seed, the whole design ``cycles`` times."""
+    """Every chosen table in all ``seats`` rotations, the whole design ``cycles`` times; a table's rotations
+    share one seed (``duplicate``) or each gets its own (independent deals: nothing a bot sees in one
+    match is part of another's deal). Seeds come from ``seed`` and the deal key (``table_seeds``)."""
     if len(set(bots)) != len(bots):
         raise ValueError("bots must be distinct")
     if cycles < 1:
         raise ValueError("cycles must be at least 1")
     tables = design_tables(len(bots), seats, max_tables)
-    seeds = table_seeds(seed, len(tables) * cycles)
+    count = len(tables) * cycles
+    seeds = table_seeds(seed, count * (1 if duplicate else seats), key)
     schedule = []
-    for number, table_seed in enumerate(seeds):
+    for number in range(count):
         members = [bots[i] for i in tables[number % len(tables)]]
         for rotation in range(seats):
             order = tuple(members[rotation:] + members[:rotation])
-            schedule.append(ScheduledMatch(number, rotation, table_seed, order))
+            match_seed = seeds[number] if duplicate else seeds[number * seats + rotation]
+            schedule.append(ScheduledMatch(number, rotation, match_seed, order))
     return schedule
 
 

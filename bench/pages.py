@@ -41,7 +41,7 @@ from arena.config import load_settings
 from arena.services import latency, page_queries, standings
 from arena.services.accounts import hash_token
 from arena.services.leaderboards import refit
-from arena.services.matches import compress
+from arena.services.replay_store import compress
 from arena.storage.db import Database
 from arena.storage.models import (
     Account,

@@ -45,7 +45,8 @@ from arena.config import load_settings
 from arena.services import latency, standings
 from arena.services.accounts import hash_token
 from arena.services.leaderboards import pack_seats, refit
-from arena.services.matches import compress, record
+from arena.services.matches import record
+from arena.services.replay_store import compress
 from arena.storage.db import Database
 from arena.storage.models import Account, BoardOutcome, Bot, LiveRating, Match, MatchSeat, Tournament
 from bench.pages import finish_ranks, freeze_when_warm, percentile, simulate_replay

@@ -1,4 +1,4 @@
-"""Shared fixtures: real sample bots served on loopback."""
+"""Shared fixtures: real sample bots served on loopback; figures a test reports at the end of the run."""
 
 from __future__ import annotations
 
@@ -18,3 +18,18 @@ def random_bots() -> Iterator[list[BotServer]]:
     for server in servers:
         server.shutdown()
         server.server_close()
+
+
+FIGURES: list[str] = []
+
+
+def report_figure(line: str) -> None:
+    """A figure a test measured, printed in the run's summary (captured output would hide it on a pass)."""
+    FIGURES.append(line)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
+    if FIGURES:
+        terminalreporter.section("figures reported by tests")
+        for line in FIGURES:
+            terminalreporter.write_line(line)

@@ -8,8 +8,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, defer, selectinload
 
 from arena.services.errors import NotFound, require_id
-from arena.services.matches import decompress
+from arena.services.publication import is_public
 from arena.services.redaction import public_replay
+from arena.services.replay_store import decompress
 from arena.storage.models import Bot, Match, MatchSeat
 
 
@@ -43,21 +44,22 @@ def match_json(match: Match, with_replay: bool = False, names: dict[int, str] | 
         ids = [s.bot_id for s in match.seats]
         names = dict(session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(ids))).all())
     names = names or {}
+    public = is_public(match.status)  # a match's deal stays secret until all its matches are over
     data: dict[str, Any] = {
         "id": match.id,
         "tournament": match.tournament_id,
         "game": match.game,
         "players": match.num_players,
-        "seed": match.seed,
+        "seed": match.seed if public else None,
         "status": match.status,
-        "result": match.result,
+        "result": match.result if public else None,
         "error": match.error,
         "seats": [{"seat": s.seat, "bot_id": s.bot_id, "name": names.get(s.bot_id, f"bot {s.bot_id}"),
                    "rank": s.rank, "score": s.score, "forfeited": s.forfeited, "faults": s.faults}
                   for s in match.seats],
         "created_at": match.created_at.isoformat(),
-        "finished_at": match.finished_at.isoformat() if match.finished_at else None,
+        "finished_at": match.finished_at.isoformat() if match.finished_at and public else None,
     }
     if with_replay:
-        data["replay"] = public_replay(decompress(match.replay_gz)) if match.replay_gz else None
+        data["replay"] = public_replay(decompress(match.replay_gz)) if match.replay_gz and public else None
     return data

@@ -9,8 +9,6 @@ again.
 
 from __future__ import annotations
 
-import gzip
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -21,13 +19,13 @@ from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from arena.config import Settings
-from arena.services import latency, standings
 from arena.services.bots import address_guard
-from arena.services.leaderboards import refit, store_outcome, update_live
-from arena.services.metrics import count_match
+from arena.services.leaderboards import refit
+from arena.services.publication import close_deal
 from arena.services.redaction import redact_replay
+from arena.services.replay_store import compress
 from arena.storage.db import Database
-from arena.storage.models import Bot, Fault, Match, MatchSeat, MatchStatus, Tournament, TournamentStatus, utcnow
+from arena.storage.models import Bot, Match, MatchSeat, MatchStatus, Tournament, TournamentStatus, utcnow
 from referee.errors import RulesError
 from referee.runner import BotSpec, play_match
 
@@ -65,6 +63,8 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
         assert match is not None
         if _tournament_cancelled(session, match):
             match.status = MatchStatus.CANCELLED
+            session.flush()
+            close_deal(session, match_id)  # its twins' sealed results may wait for it alone
             return "cancelled"
         bots = _seat_specs(session, match)
         # Each attempt is a new match to the bots: one that saw an earlier, cut-short attempt would
@@ -85,9 +85,8 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
         _release(db, match_id, worker)  # let a retry claim it at once
         raise
     recorded = record(db, match_id, replay)
-    log.info("match finished" if recorded else "match already recorded by another worker",
-             extra={"match_id": match_id, "game": game, "worker": worker, "steps": len(replay["steps"]),
-                    "faults": len(replay["faults"]), "ranks": replay["result"]["ranks"]})
+    log.info("match played" if recorded else "match already recorded by another worker",
+             extra={"match_id": match_id, "game": game, "worker": worker})  # no result: it may be sealed
     if recorded:
         players = len(bots)
         if request_refit is not None:
@@ -136,6 +135,7 @@ def _mark_error(db: Database, match_id: int, message: str) -> None:
     with db.session() as session:
         session.execute(update(Match).where(Match.id == match_id).values(status=MatchStatus.ERROR, error=message,
                                                                          finished_at=utcnow()))
+        close_deal(session, match_id)
         _finish_tournament_if_done(session, match_id)
 
 
@@ -150,59 +150,24 @@ def _release(db: Database, match_id: int, worker: str) -> None:
 
 
 def record(db: Database, match_id: int, replay: dict[str, Any]) -> bool:
-    """Write the outcome in one transaction, only if nobody recorded it first."""
-    result = replay["result"]
+    """Store the played match in one transaction, only if nobody recorded it first: sealed while another
+    match of its deal is open, and then published with every sealed twin once none is (``publication``)."""
     with db.session() as session:
         redact_replay(replay, list(session.scalars(select(Bot.url).join(MatchSeat, MatchSeat.bot_id == Bot.id)
                                                    .where(MatchSeat.match_id == match_id))))
         done = session.execute(
             update(Match)
             .where(Match.id == match_id, Match.status.in_([MatchStatus.RUNNING, MatchStatus.QUEUED]))
-            .values(status=MatchStatus.FINISHED, result=result, finished_at=utcnow(), lease_until=None,
+            .values(status=MatchStatus.SEALED, result=replay["result"], finished_at=utcnow(), lease_until=None,
                     steps=len(replay["steps"]), replay_gz=compress(replay))
             .execution_options(synchronize_session=False)
         )
         if done.rowcount != 1:
             session.rollback()
             return False
-        seats = {row.seat: row for row in session.scalars(select(MatchSeat).where(MatchSeat.match_id == match_id))}
-        per_seat = _seat_latencies(replay)
-        for seat, row in seats.items():
-            samples = per_seat.get(seat, [])
-            row.rank = result["ranks"][seat]
-            row.score = float(result["scores"][seat])
-            row.forfeited = seat in result["forfeited"]
-            row.decisions = sum(1 for s in replay["steps"] for d in s["decisions"] if d["seat"] == seat)
-            row.faults = sum(1 for f in replay["faults"] if f["seat"] == seat)
-            row.latency_sum_ms = round(sum(samples), 3)
-            row.latency_max_ms = round(max(samples, default=0.0), 3)
-            row.latency_hist = latency.histogram(samples)
-        in_order = [seats[i] for i in sorted(seats)]
-        update_live(session, replay["game"], [seat.bot_id for seat in in_order], result)  # takes the board's lock
-        store_outcome(session, match_id, replay["game"], in_order)
-        tournament_id = session.scalar(select(Match.tournament_id).where(Match.id == match_id))
-        if tournament_id is not None:
-            standings.add_match(session, tournament_id, replay["game"], in_order)
-        all_samples = [x for samples in per_seat.values() for x in samples]
-        count_match(session, replay["game"], [f["kind"] for f in replay["faults"]], latency.histogram(all_samples),
-                    sum(all_samples))
-        for fault in replay["faults"]:
-            session.add(Fault(match_id=match_id, bot_id=seats[fault["seat"]].bot_id, seat=fault["seat"],
-                              turn=fault["turn"], path=fault["path"], kind=fault["kind"],
-                              message=fault["message"][:2000], excerpt=fault["excerpt"][:1000],
-                              latency_ms=fault["latency_ms"]))
-        if tournament_id is not None:
-            finish_tournament_if_done(session, tournament_id)
+        close_deal(session, match_id)
+        _finish_tournament_if_done(session, match_id)
     return True
-
-
-def _seat_latencies(replay: dict[str, Any]) -> dict[int, list[float]]:
-    out: dict[int, list[float]] = {}
-    for step in replay["steps"]:
-        for d in step["decisions"]:
-            if d["latency_ms"] is not None:
-                out.setdefault(d["seat"], []).append(d["latency_ms"])
-    return out
 
 
 def _finish_tournament_if_done(session: Session, match_id: int) -> None:
@@ -223,11 +188,3 @@ def finish_tournament_if_done(session: Session, tournament_id: int) -> int:
                                                     Tournament.status == TournamentStatus.RUNNING)
                            .values(status=TournamentStatus.FINISHED, finished_at=utcnow()))
     return done.rowcount
-
-
-def compress(replay: dict[str, Any]) -> bytes:
-    return gzip.compress(json.dumps(replay, separators=(",", ":")).encode("utf-8"), compresslevel=1)
-
-
-def decompress(blob: bytes) -> dict[str, Any]:
-    return json.loads(gzip.decompress(blob))

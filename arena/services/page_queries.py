@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session, aliased
 
 from arena.services import latency, leaderboards
 from arena.services.errors import Invalid, NotFound
+from arena.services.publication import is_public
 from arena.storage.models import (
     Account,
     Bot,
@@ -64,7 +65,7 @@ def progress_many(session: Session, tournament_ids: list[int]) -> dict[int, dict
     for tournament_id, status, count in rows:
         entry = out[tournament_id]
         entry["total"] += count
-        if status in (MatchStatus.FINISHED, MatchStatus.ERROR):
+        if status in (MatchStatus.FINISHED, MatchStatus.ERROR, MatchStatus.SEALED):
             entry["done"] += count
         elif status == MatchStatus.RUNNING:
             entry["running"] += count
@@ -177,16 +178,23 @@ def match_rows(session: Session, ids: list[int]) -> list[dict[str, Any]]:
     names = bot_names(session, {s.bot_id for s in seats})
     for s in seats:
         matches[s.match_id]["seats"].append(dict(s._mapping) | {"name": names.get(s.bot_id, f"bot {s.bot_id}")})
+    for row in matches.values():
+        if not is_public(row["status"]):  # how long a sealed match ran says something of its deal
+            row["steps"] = row["finished_at"] = None
     return [matches[i] for i in ids if i in matches]
 
 
 def match_details(session: Session, match_id: int) -> dict[str, Any]:
-    """What the match page shows beyond the list row, with the compressed replay."""
-    row = session.execute(select(Match.seed, Match.params, Match.result, Match.error, Match.created_at,
+    """What the match page shows beyond the list row, with the compressed replay: seed, result and replay
+    only once the match's whole deal is over (``publication.is_public``)."""
+    row = session.execute(select(Match.status, Match.seed, Match.params, Match.result, Match.error, Match.created_at,
                                  Match.time_limit_ms, Match.replay_gz).where(Match.id == match_id)).first()
     if row is None:
         raise NotFound(f"no match {match_id}")
-    return dict(row._mapping)
+    details = dict(row._mapping)
+    if not is_public(details.pop("status")):
+        details.update(seed=None, result=None, replay_gz=None)
+    return details
 
 
 def bot_matches(session: Session, bot_id: int, limit: int = 20) -> list[dict[str, Any]]:

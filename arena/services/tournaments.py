@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from sqlalchemy import func, select, update
@@ -10,11 +11,13 @@ from sqlalchemy.orm import Session
 from arena.queue import MatchQueue
 from arena.schedules import round_robin
 from arena.services.errors import Forbidden, Invalid, NotFound, require_id
+from arena.services.publication import close_deal
 from arena.services.standings import standings_and_cross_table
 from arena.storage.models import (
     Account,
     Bot,
     BotStatus,
+    Deals,
     Match,
     MatchSeat,
     MatchStatus,
@@ -34,8 +37,10 @@ def _int(value: Any, name: str, low: int, high: int) -> int:
     return value
 
 
-def create_tournament(session: Session, organizer: Account, body: dict[str, Any]) -> Tournament:
-    """Validate, schedule and store; the caller commits, then queues the matches."""
+def create_tournament(session: Session, organizer: Account, body: dict[str, Any], deal_key: bytes) -> Tournament:
+    """Validate, schedule and store; the caller commits, then queues the matches. Match seeds come from the
+    tournament's seed (drawn at random when none is given) and ``deal_key`` (``Settings.deal_key()``), so the
+    public seed alone predicts no deal."""
     if not organizer.is_admin:
         raise Forbidden("only organizers may create tournaments")
     game_name = body.get("game")
@@ -45,7 +50,10 @@ def create_tournament(session: Session, organizer: Account, body: dict[str, Any]
     seats = _int(body.get("seats", spec.min_players), "seats", spec.min_players, spec.max_players)
     cycles = _int(body.get("cycles", 1), "cycles", 1, 1000)
     time_limit = _int(body.get("time_limit_ms", 1000), "time_limit_ms", 10, 60_000)
-    seed = _int(body.get("seed", 0), "seed", 0, 2**31 - 1)
+    seed = _int(body["seed"], "seed", 0, 2**31 - 1) if body.get("seed") is not None else secrets.randbelow(2**31)
+    deals = body.get("deals", Deals.DUPLICATE)
+    if deals not in tuple(Deals):
+        raise Invalid(f"deals must be one of {[d.value for d in Deals]}")
     params = body.get("params", {})
     if not isinstance(params, dict):
         raise Invalid("params must be an object")
@@ -70,11 +78,12 @@ def create_tournament(session: Session, organizer: Account, body: dict[str, Any]
         GAMES[game_name].initial_state(seats, 0, params)
     except RulesError as exc:
         raise Invalid(f"params: {exc}") from None
-    schedule = round_robin(bot_ids, seats, cycles=cycles, seed=seed)
+    schedule = round_robin(bot_ids, seats, cycles=cycles, seed=seed, key=deal_key,
+                           duplicate=deals == Deals.DUPLICATE)
     if len(schedule) > MAX_MATCHES:
         raise Invalid(f"that schedule has {len(schedule)} matches; the limit is {MAX_MATCHES}")
     tournament = Tournament(game=game_name, seats=seats, cycles=cycles, time_limit_ms=time_limit, seed=seed,
-                            params=params, bot_ids=list(bot_ids), status=TournamentStatus.RUNNING,
+                            deals=deals, params=params, bot_ids=list(bot_ids), status=TournamentStatus.RUNNING,
                             total=len(schedule), created_by=organizer.id)
     session.add(tournament)
     session.flush()
@@ -114,8 +123,9 @@ def progress(session: Session, tournament_id: int) -> dict[str, int]:
         select(Match.status, func.count()).where(Match.tournament_id == tournament_id).group_by(Match.status)
     ).all())
     total = sum(counts.values())
-    done = counts.get(MatchStatus.FINISHED, 0) + counts.get(MatchStatus.ERROR, 0)
-    return {"done": done, "total": total, "running": counts.get(MatchStatus.RUNNING, 0),
+    sealed = counts.get(MatchStatus.SEALED, 0)
+    done = counts.get(MatchStatus.FINISHED, 0) + counts.get(MatchStatus.ERROR, 0) + sealed
+    return {"done": done, "total": total, "running": counts.get(MatchStatus.RUNNING, 0), "sealed": sealed,
             "queued": counts.get(MatchStatus.QUEUED, 0), "cancelled": counts.get(MatchStatus.CANCELLED, 0),
             "errors": counts.get(MatchStatus.ERROR, 0)}
 
@@ -127,7 +137,8 @@ def tournament_json(session: Session, tournament: Tournament, detail: bool = Tru
         "seats": tournament.seats,
         "cycles": tournament.cycles,
         "time_limit_ms": tournament.time_limit_ms,
-        "seed": tournament.seed,
+        "seed": tournament.seed if tournament.status != TournamentStatus.RUNNING else None,  # see publication
+        "deals": tournament.deals,
         "params": tournament.params,
         "bots": tournament.bot_ids,
         "status": tournament.status,
@@ -161,6 +172,11 @@ def cancel_tournament(session: Session, organizer: Account, tournament_id: int,
     session.execute(update(Match).where(Match.tournament_id == tournament_id, Match.status == MatchStatus.QUEUED)
                     .values(status=MatchStatus.CANCELLED))
     session.flush()
+    sealed_deals = session.execute(select(func.min(Match.id)).where(Match.tournament_id == tournament_id,
+                                                                    Match.status == MatchStatus.SEALED)
+                                   .group_by(Match.seed)).scalars().all()
+    for match_id in sealed_deals:  # a deal whose open matches were all queued is over now
+        close_deal(session, match_id)
     if queue is not None:
         for match_id in queued:
             queue.cancel(match_id)

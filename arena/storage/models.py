@@ -36,6 +36,11 @@ class BotStatus(StrEnum):
     DISABLED = "disabled"
 
 
+class Deals(StrEnum):
+    DUPLICATE = "duplicate"  # a table's seat rotations share one deal: seat and deal luck cancel out
+    INDEPENDENT = "independent"  # every match its own deal: no bot ever sees a deal it plays again
+
+
 class TournamentStatus(StrEnum):
     RUNNING = "running"
     FINISHED = "finished"
@@ -45,7 +50,8 @@ class TournamentStatus(StrEnum):
 class MatchStatus(StrEnum):
     QUEUED = "queued"
     RUNNING = "running"
-    FINISHED = "finished"
+    SEALED = "sealed"  # played, but another match of its deal is still open: nothing of it is shown yet
+    FINISHED = "finished"  # played and published (its whole deal is over)
     CANCELLED = "cancelled"
     ERROR = "error"  # the match could not be set up (a bug or a bad parameter): never retried
 
@@ -93,6 +99,7 @@ class Tournament(Base):
     cycles: Mapped[int] = mapped_column(Integer, default=1)
     time_limit_ms: Mapped[int] = mapped_column(Integer)
     seed: Mapped[int] = mapped_column(BigInteger)
+    deals: Mapped[str] = mapped_column(String(20), default=Deals.DUPLICATE, server_default=Deals.DUPLICATE)
     params: Mapped[dict[str, Any]] = mapped_column(default=dict)
     bot_ids: Mapped[list[Any]] = mapped_column(default=list)
     status: Mapped[str] = mapped_column(String(20), default=TournamentStatus.RUNNING, index=True)
@@ -108,6 +115,7 @@ class Match(Base):
         Index("ix_matches_tournament_status", "tournament_id", "status"),
         Index("ix_matches_status_lease", "status", "lease_until"),
         Index("ix_matches_board_finished", "game", "num_players", "status", "finished_at"),
+        Index("ix_matches_deal", "tournament_id", "seed", "status"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

@@ -154,15 +154,21 @@ class RedisServer:
 
 def register_bots(context: Context, servers: list[BotServer], game: str, owner: str = "owner") -> list[int]:
     """Register the bots and give each server its signing secret (so never pass shared fixture bots)."""
+    return register_owned_bots(context, servers, game, owner)[0]
+
+
+def register_owned_bots(context: Context, servers: list[BotServer], game: str,
+                        owner: str = "owner") -> tuple[list[int], str]:
+    """``register_bots``, also answering the owner's API token."""
     ids = []
     with context.db.session() as session:
-        account, _token = create_account(session, owner)
+        account, token = create_account(session, owner)
         for i, server in enumerate(servers):
             bot, secret = bot_service.register_bot(session, account, f"bot-{i}", server.url, game, context.settings,
                                                    context.health_check)
             server.bot.secret = secret
             ids.append(bot.id)
-    return ids
+    return ids, token
 
 
 def start_tournament(context: Context, body: dict[str, Any]) -> int:
@@ -170,7 +176,7 @@ def start_tournament(context: Context, body: dict[str, Any]) -> int:
         organizer = session.scalar(select(Account).where(Account.name == "organizer"))
         if organizer is None:
             organizer, _token = create_account(session, "organizer", admin=True)
-        tournament_id = tournament_service.create_tournament(session, organizer, body).id
+        tournament_id = tournament_service.create_tournament(session, organizer, body, context.settings.deal_key()).id
     with context.db.session() as session:
         tournament_service.queue_tournament(session, context.queue, tournament_id)
     return tournament_id

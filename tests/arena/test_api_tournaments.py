@@ -57,6 +57,7 @@ def test_tournament_validation_errors_are_clear(client, context, random_bots) ->
         ({"game": "piranha-pedro", "bots": ids, "params": {"supply": -3}}, "params"),
         ({"game": "piranha-pedro", "bots": ids, "cycles": 0}, "cycles"),
         ({"game": "piranha-pedro", "bots": [ids[0], ids[0]]}, "bots"),
+        ({"game": "piranha-pedro", "bots": ids, "deals": "mirrored"}, "deals"),
     ]
     for body, words in cases:
         response = client.post("/api/tournaments", json=body, headers=auth(admin))
@@ -72,7 +73,7 @@ def test_a_finished_tournament_shows_standings_cross_table_matches_and_leaderboa
         ids = _bots(client, admin, [s.url for s in servers], "piranha-pedro")
         created = client.post("/api/tournaments", json={"game": "piranha-pedro", "bots": ids, "seats": 2,
                                                         "cycles": 2, "seed": 4}, headers=auth(admin)).get_json()
-        assert created["progress"] == {"done": 0, "total": 12, "running": 0, "queued": 12, "cancelled": 0,
+        assert created["progress"] == {"done": 0, "total": 12, "running": 0, "sealed": 0, "queued": 12, "cancelled": 0,
                                        "errors": 0}
         _play_all(context)
     finally:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy import select, update
 
-from arena.services.matches import claim, decompress, run_match
+from arena.services.matches import claim, run_match
+from arena.services.replay_store import decompress
 from arena.storage.models import Match, MatchStatus
 from sample_bots.random_bot import make_bot
 from sample_bots.sdk import start_in_thread

@@ -33,8 +33,9 @@ def test_fault_excerpts_stay_with_the_owner_and_replays_still_verify(context, cl
                 health_check=lambda *args: bot_service.HealthReport(ok=True))
         h.start_tournament(context, {"game": "piranha-pedro", "bots": [zoo_bot.id, *bots], "seats": 2, "seed": 3})
         with context.db.session() as session:
-            match_id = session.scalar(select(Match.id).order_by(Match.id).limit(1))
-        assert run_match(context.db, context.settings, match_id, "w") == "recorded"
+            match_id, twin = session.scalars(select(Match.id).order_by(Match.id).limit(2)).all()
+        for played in (match_id, twin):  # both rotations of the deal: published only then
+            assert run_match(context.db, context.settings, played, "w") == "recorded"
     api = client.get(f"/api/matches/{match_id}").get_json()["replay"]
     download = client.get(f"/matches/{match_id}/replay.json")
     assert download.status_code == 200

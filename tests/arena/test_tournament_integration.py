@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 
 from arena.bootstrap import Context
 from arena.queue import MatchQueue, connect
-from arena.services.matches import decompress
+from arena.services.replay_store import decompress
 from arena.storage.models import Fault, LiveRating, Match, MatchSeat, MatchStatus, Rating, Tournament
 from referee.replay import verify_replay
 from tests.arena import service_harness as h

@@ -29,6 +29,7 @@ class World:
     tournament: int = 0
     piranha_tournament: int = 0
     finished: list[int] = field(default_factory=list)
+    sealed: list[int] = field(default_factory=list)  # played, but another match of its deal is still open
     queued: list[int] = field(default_factory=list)
 
 
@@ -49,7 +50,8 @@ def tournament(context: Context, bots: list[int], game: str, seats: int) -> tupl
     with context.db.session() as session:
         organizer = session.scalar(select(Account).where(Account.is_admin.is_(True)))
         tournament_id = tournament_service.create_tournament(
-            session, organizer, {"game": game, "bots": bots, "seats": seats, "seed": 7}).id
+            session, organizer, {"game": game, "bots": bots, "seats": seats, "seed": 7},
+            context.settings.deal_key()).id
     with context.db.session() as session:
         ids = list(session.scalars(select(Match.id).where(Match.tournament_id == tournament_id).order_by(Match.id)))
     return tournament_id, ids
@@ -68,14 +70,15 @@ def build_world(context: Context, random_urls: list[str], faulty_url: str) -> Wo
                                                              check=False)
     world.urls["faulty"] = faulty_url
     world.tournament, ids = tournament(context, list(world.bots.values()), "pajarracos", 3)
-    for match_id in ids[:4]:
+    for match_id in ids[:7]:  # two whole deals (three rotations each), and one rotation of a third
         assert run_match(context.db, context.settings, match_id, "test-worker") == "recorded"
-    world.finished, world.queued = ids[:4], ids[4:]
+    world.finished, world.sealed, world.queued = ids[:6], ids[6:7], ids[7:]
     pp = [register(context, "alice", f"pp{n}", url, "piranha-pedro")[0] for n, url in enumerate(random_urls[3:5])]
     world.bots.update({"pp0": pp[0], "pp1": pp[1]})
     world.piranha_tournament, pids = tournament(context, pp, "piranha-pedro", 2)
-    assert run_match(context.db, context.settings, pids[0], "test-worker") == "recorded"
-    world.finished.append(pids[0])
+    for match_id in pids[:2]:  # both rotations of its first deal
+        assert run_match(context.db, context.settings, match_id, "test-worker") == "recorded"
+    world.finished += pids[:2]
     return world
 
 

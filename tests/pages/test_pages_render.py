@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from arena.services.matches import decompress
+from arena.services.replay_store import decompress
 from arena.storage.models import Match
 from referee.replay import verify_replay
 
@@ -25,7 +25,7 @@ def test_home_lists_games_leaderboard_tops_running_tournaments_and_the_tutorial(
     for title in ("Pajarracos", "Piranha Pedro"):
         assert title in page
     assert "Top of the 3-player leaderboard" in page and "rnd1" in page
-    assert f'href="/tournaments/{world.tournament}"' in page and "4 / 12 matches" in page
+    assert f'href="/tournaments/{world.tournament}"' in page and "7 / 12 matches" in page
     assert 'href="/docs#tutorial"' in page
     assert 'href="/leaderboards/pajarracos?players=3"' in page
 
@@ -62,7 +62,7 @@ def test_bot_page_shows_owner_game_ratings_history_seats_latency_faults_and_matc
 
 def test_tournament_page_has_progress_standings_cross_table_and_matches(client, world) -> None:
     page = html(client, f"/tournaments/{world.tournament}")
-    assert 'role="progressbar"' in page and 'aria-valuenow="4"' in page and 'aria-valuemax="12"' in page
+    assert 'role="progressbar"' in page and 'aria-valuenow="7"' in page and 'aria-valuemax="12"' in page
     assert f'data-api="/api/tournaments/{world.tournament}"' in page and "tournament.js" in page
     assert "Standings" in page and page.count('<table class="cross">') == 1
     assert re.search(r"\d–\d–\d", page)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import random
 from itertools import combinations
 from math import comb
 
 import pytest
 
-from arena.schedules import design_tables, pair_counts, round_robin, seat_counts
+from arena.schedules import design_tables, pair_counts, round_robin, seat_counts, table_seeds
 
 SIZES = [(n, k) for n in range(2, 14) for k in range(2, 7) if k <= n]
 
@@ -112,3 +113,27 @@ def test_refused_inputs() -> None:
         round_robin(bots(4), 2, cycles=0)
     with pytest.raises(ValueError):
         design_tables(4, 1)
+
+
+def test_seeds_regression_the_public_tournament_seed_predicted_every_deal() -> None:
+    """Bug: match seeds were ``random.Random(tournament seed).sample(...)``, and the tournament seed was
+    public, so anyone could compute every deal before it was played. Seeds are now keyed: the same seed
+    and key give the same deals (an organizer's rerun), another key (another arena) gives others, and the
+    old public derivation predicts none of them."""
+    keyed = [m.seed for m in round_robin(bots(5), 3, seed=7, key=b"arena-a")]
+    assert keyed == [m.seed for m in round_robin(bots(5), 3, seed=7, key=b"arena-a")]
+    other_arena = {m.seed for m in round_robin(bots(5), 3, seed=7, key=b"arena-b")}
+    tables = len(set(keyed))
+    old_derivation = set(random.Random(7).sample(range(1, 2**63), tables))
+    assert set(keyed).isdisjoint(other_arena) and set(keyed).isdisjoint(old_derivation)
+    assert all(0 < seed < 2**63 for seed in keyed)
+    assert len(table_seeds(7, 1000, b"k")) == len(set(table_seeds(7, 1000, b"k"))) == 1000
+
+
+@pytest.mark.parametrize(("n", "k"), [(2, 2), (4, 3), (7, 3), (8, 4)])
+def test_independent_deals_give_every_match_its_own_seed_and_keep_seats_balanced(n: int, k: int) -> None:
+    duplicate = round_robin(bots(n), k, seed=3, key=b"k", cycles=2)
+    independent = round_robin(bots(n), k, seed=3, key=b"k", cycles=2, duplicate=False)
+    assert [(m.table, m.rotation, m.bots) for m in independent] == [(m.table, m.rotation, m.bots) for m in duplicate]
+    assert len({m.seed for m in independent}) == len(independent)
+    assert seat_counts(independent) == seat_counts(duplicate)

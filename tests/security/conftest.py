@@ -13,6 +13,7 @@ from tests.arena.conftest import (  # noqa: F401 - fixtures shared with the serv
     client,
     context,
     database,
+    queued_context,
     redis_url,
     settings,
 )

@@ -77,7 +77,7 @@ def tournament_id(offline_context, world: World) -> int:
     with offline_context.db.session() as session:
         organizer = session.scalar(select(Account).where(Account.is_admin))
         return service.create_tournament(session, organizer, {"game": "piranha-pedro", "bots": list(world.bot_ids),
-                                                              "seats": 2}).id
+                                                              "seats": 2}, b"key").id
 
 
 def _state(ctx) -> tuple:

@@ -36,6 +36,7 @@ TOURNAMENT_CREATE = {
         "cycles": {"type": "integer", "minimum": 1, "maximum": 1000},
         "time_limit_ms": {"type": "integer", "minimum": 10, "maximum": 60000},
         "seed": {"type": "integer", "minimum": 0, "maximum": 2**31 - 1},
+        "deals": {"type": "string", "enum": ["duplicate", "independent"]},
         "params": {"type": "object"},
     },
 }
@@ -51,11 +52,13 @@ BOT = {
 }
 PROGRESS = {"type": "object", "required": ["done", "total"],
             "properties": {k: {"type": "integer"} for k in
-                           ("done", "total", "running", "queued", "cancelled", "errors")}}
+                           ("done", "total", "running", "sealed", "queued", "cancelled", "errors")}}
 TOURNAMENT = {
     "type": "object", "required": ["id", "game", "seats", "status", "progress"],
     "properties": {"id": {"type": "integer"}, "game": {"type": "string"}, "seats": {"type": "integer"},
-                   "cycles": {"type": "integer"}, "time_limit_ms": {"type": "integer"}, "seed": {"type": "integer"},
+                   "cycles": {"type": "integer"}, "time_limit_ms": {"type": "integer"},
+                   "seed": {"type": ["integer", "null"], "description": "null while the tournament runs"},
+                   "deals": {"type": "string", "enum": ["duplicate", "independent"]},
                    "params": {"type": "object"}, "bots": {"type": "array", "items": {"type": "integer"}},
                    "status": {"type": "string"}, "created_at": {"type": "string"},
                    "finished_at": {"type": ["string", "null"]}, "progress": PROGRESS,
@@ -65,8 +68,11 @@ TOURNAMENT = {
 MATCH = {
     "type": "object", "required": ["id", "game", "players", "status", "seats"],
     "properties": {"id": {"type": "integer"}, "tournament": {"type": ["integer", "null"]},
-                   "game": {"type": "string"}, "players": {"type": "integer"}, "seed": {"type": "integer"},
-                   "status": {"type": "string"}, "result": {"type": ["object", "null"]},
+                   "game": {"type": "string"}, "players": {"type": "integer"},
+                   "seed": {"type": ["integer", "null"], "description": "null until every match of the deal is over"},
+                   "status": {"type": "string", "enum": ["queued", "running", "sealed", "finished", "cancelled",
+                                                         "error"]},
+                   "result": {"type": ["object", "null"]},
                    "seats": {"type": "array", "items": {"type": "object"}},
                    "created_at": {"type": "string"}, "finished_at": {"type": ["string", "null"]},
                    "replay": {"type": ["object", "null"]}, "error": {"type": ["string", "null"]}},

@@ -19,7 +19,7 @@ def create_tournament():  # type: ignore[no-untyped-def]
     ctx = context()
     with unit_of_work() as session:
         organizer = current_account(session)
-        tournament = service.create_tournament(session, organizer, body)
+        tournament = service.create_tournament(session, organizer, body, ctx.settings.deal_key())
         tournament_id = tournament.id
     with unit_of_work() as session:
         service.queue_tournament(session, ctx.queue, tournament_id)

@@ -8,14 +8,15 @@ from typing import Any
 
 from flask_wtf import FlaskForm
 from wtforms import IntegerField, PasswordField, SelectField, SelectMultipleField, StringField, TextAreaField
+from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional, ValidationError
 from wtforms.widgets import CheckboxInput, ListWidget
 
 from referee.games import GAMES
 
 
-def game_choices() -> list[tuple[str, str]]:
-    return [(name, f"{GAMES[name].spec.title} ({name})") for name in sorted(GAMES)]
+def game_choices() -> list[SelectChoice]:
+    return [SelectChoice(name, f"{GAMES[name].spec.title} ({name})") for name in sorted(GAMES)]
 
 
 class SignupForm(FlaskForm):
@@ -72,7 +73,13 @@ class TournamentForm(FlaskForm):
                           description="Each cycle plays every table in every seat rotation once.")
     time_limit_ms = IntegerField("Decision time (ms)", validators=[InputRequired(), NumberRange(10, 60_000)],
                                  default=1000)
-    seed = IntegerField("Seed", validators=[Optional(), NumberRange(0, 2**31 - 1)], default=0)
+    seed = IntegerField("Seed (optional)", validators=[Optional(), NumberRange(0, 2**31 - 1)],
+                        description="Leave empty for a random one. The same seed replays the same deals on this "
+                                    "arena; it is shown once the tournament is over.")
+    deals = SelectField("Deals", choices=[], default="duplicate",
+                        description="Duplicate cancels deal luck, but a bot that remembers its earlier rotations "
+                                    "knows part of a deal it plays again; independent deals for bots you do not "
+                                    "trust.")
     bots = MultiCheckboxField("Bots", coerce=int, choices=[],
                               validators=[DataRequired("Pick the bots that play (at least as many as seats).")])
     params = TextAreaField("Game parameters (JSON object, optional)", validators=[_json_object],
@@ -81,11 +88,13 @@ class TournamentForm(FlaskForm):
     def __init__(self, *args: Any, bots: list[dict[str, Any]] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.game.choices = game_choices()
+        self.deals.choices = [SelectChoice("duplicate", "Duplicate: a table's rotations share one deal"),
+                              SelectChoice("independent", "Independent: every match its own deal")]
         self.bot_rows = bots or []
-        self.bots.choices = [(b["id"], f"{b['name']} ({b['owner']})") for b in self.bot_rows]
+        self.bots.choices = [SelectChoice(b["id"], f"{b['name']} ({b['owner']})") for b in self.bot_rows]
 
     def body(self) -> dict[str, Any]:
         """The request body ``create_tournament`` takes, as the API would send it."""
         return {"game": self.game.data, "seats": self.seats.data, "cycles": self.cycles.data,
-                "time_limit_ms": self.time_limit_ms.data, "seed": self.seed.data or 0,
+                "time_limit_ms": self.time_limit_ms.data, "seed": self.seed.data, "deals": self.deals.data,
                 "bots": list(self.bots.data or []), "params": getattr(self.params, "parsed", {})}

@@ -9,8 +9,8 @@ from flask import Response
 
 from arena.services import page_queries
 from arena.services.errors import NotFound
-from arena.services.matches import decompress
 from arena.services.redaction import public_replay
+from arena.services.replay_store import decompress
 from arena.web.pages import pages
 from arena.web.pages.common import existing_id, page, unit_of_work, viewer
 from arena.web.pages.replay_data import replay_frames, replay_steps
@@ -45,7 +45,8 @@ def replay_download(match_id: int) -> Response:
     with unit_of_work() as session:
         blob = page_queries.match_details(session, match_id)["replay_gz"]
     if not blob:
-        raise NotFound(f"match {match_id} has no replay yet (it is not finished)")
+        raise NotFound(f"match {match_id} has no public replay yet: it is not finished, or another match of its deal "
+                       "is still being played")
     body = json.dumps(public_replay(decompress(blob)), separators=(",", ":"))
     return Response(body, mimetype="application/json",
                     headers={"Content-Disposition": f'attachment; filename="match-{match_id}-replay.json"'})

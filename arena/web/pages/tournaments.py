@@ -68,7 +68,7 @@ def new_tournament() -> tuple[str, int] | Response:
             with unit_of_work() as session:
                 organizer = viewer(session)
                 assert organizer is not None
-                tournament_id = service.create_tournament(session, organizer, form.body()).id
+                tournament_id = service.create_tournament(session, organizer, form.body(), ctx.settings.deal_key()).id
         except ServiceError as exc:
             error, status = exc.message, exc.status
         else:
