@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from referee.games import get_game
+from tests.games.conformance_tools import play_random
 from tests.games.piranha_builders import ADVANCED, build, play
 
 GAME = get_game(ADVANCED)
@@ -158,3 +159,55 @@ def test_an_unscored_final_round_leaves_logs_and_barrels_alike_in_front_of_the_p
 def test_the_final_exchange_with_an_unlimited_supply_empties_every_seat() -> None:
     view = GAME.public_view(_issue_22_match(supply="unlimited"))
     assert view["stones"] == [0, 0, 0, 0] and view["supply"] is None and view["scores"] == [8, 9, 0, 11]
+
+
+def test_random_matches_end_with_no_log_or_barrel_in_front_of_anyone() -> None:
+    """After a scored final exchange every log is on the board or back in the supply (none lost, none held)
+    and no barrel is kept; without it (score_final_round false) the count is conserved all the same."""
+    param_sets = [{}, {"barrels": [{"effect": "keep"}, {"effect": "logs", "amount": 2}] * 13},
+                  {"supply": "unlimited"}, {"score_final_round": False}]
+    for params in param_sets:
+        for players in range(2, 7):
+            for seed in range(12):
+                state, _ = play_random(GAME, players, seed, params)
+                if state.stalled:
+                    continue
+                if params.get("supply") != "unlimited":
+                    assert state.supply + sum(state.stones) + len(state.board_stones) == 90
+                if params.get("score_final_round", True):
+                    assert state.stones == (0,) * players and state.kept_barrels == (0,) * players
+                    if state.supply is not None:
+                        assert state.supply + len(state.board_stones) == 90
+
+
+def test_a_barrel_that_gives_logs_gives_only_what_the_supply_has_left() -> None:
+    """Engine decision (documented): a 'logs' barrel drawn from a short supply gives what is left, maybe 0."""
+    for supply, gained in [(1, 1), (0, 0), (5, 3)]:
+        state = build(ADVANCED, players=3, sombrero=0, params={"barrels": [{"effect": "logs", "amount": 3}]},
+                      stones=[6, 6, 6], supply=supply, phase="choose_card", pedro=(4, 4))
+        state = play(ADVANCED, state, {0: "W3", 1: "E1", 2: "S1"})
+        # W3 from the palm lays 1 log on (4,1), then the barrel
+        assert state.stones[0] == 6 - 1 + gained and state.supply == supply - gained
+        assert state.barrel_log == ((1, 0, 0, "logs"),)
+
+
+def test_cards_committed_but_unrevealed_at_the_final_fall_do_not_count_in_the_tiebreak() -> None:
+    """Engine decision (documented): '남아있는 카드' are the cards still in hand; a card laid face down for the
+    broken move round is not. Counting seat 1's unrevealed N1 would tie seats 1 and 2."""
+    state = build(ADVANCED, players=3, sombrero=0, phase="choose_card", pedro=(0, 4), stones=[0, 2, 2],
+                  scores=[0, 5, 5], taken=[[(10, 8), (0, 13)], [], []],
+                  piranhas=[(0, 0), (2, 11), (7, 12), (8, 2), (8, 13)])
+    state = play(ADVANCED, state, {0: "N1", 1: "N1", 2: "N3"})  # seat 0 falls off the board at once
+    assert state.pending == ((), ("N1",), ("N3",))
+    state = play(ADVANCED, state, {0: [0, 0]})
+    assert GAME.is_terminal(state) and state.scores == (0, 7, 7)
+    # printed logs in hand: seat 1 3 x 1 + 4 x 0.5 = 5, seat 2 4 x 1 + 4 x 0.5 = 6
+    assert GAME.result(state) == {"ranks": [3, 2, 1], "scores": [0, 7, 7]}
+
+
+def test_score_tokens_are_unlimited() -> None:
+    """Engine decision (documented): the box holds 57 score tokens, the engine never runs out of points."""
+    state = _state(pedro=(0, 4), scores=[0, 56, 0])
+    state = play(ADVANCED, state, {0: "N1", 1: "E1", 2: "S1"})
+    state = play(ADVANCED, state, {0: list(state.piranhas[0])})
+    assert state.scores == (0, 62, 6) and sum(state.scores) > 57
