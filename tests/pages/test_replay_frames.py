@@ -11,6 +11,7 @@ import pytest
 
 from arena.web.pages.replay_data import PRIVATE_VIEW_KEYS, replay_frames, replay_steps, view_changes
 from referee.commitments import canonical_json
+from referee.games import get_game
 from referee.runner import BotSpec, play_match
 
 
@@ -84,3 +85,38 @@ def test_steps_list_every_decision_with_its_commitment_and_only_the_kind_of_a_fa
     first = doc["steps"][0]["decisions"][0]
     assert steps[0]["decisions"][0]["commitment"] == first["commitment"]
     assert steps[0]["decisions"][0]["action"] == first["action"]
+
+
+def scripted_replay(game_name: str, players: int, seed: int, params: dict, script: list[dict]) -> dict:
+    """A replay document of a match played by ``script`` (the fields replay_frames reads), as JSON stores it."""
+    game = get_game(game_name)
+    state = game.initial_state(players, seed, params)
+    steps = []
+    for turn, actions in enumerate(script, start=1):
+        steps.append({"turn": turn, "decisions": [
+            {"seat": seat, "decision": game.decision(state, seat), "view": game.view(state, seat), "action": action,
+             "commitment": "-"} for seat, action in sorted(actions.items())]})
+        state = game.apply(state, actions)
+    doc = {"game": game_name, "engine_version": game.spec.engine_version, "players": [f"p{i}" for i in range(players)],
+           "seed": seed, "params": params, "steps": steps, "final_view": game.public_view(state)}
+    return json.loads(json.dumps(doc))
+
+
+def test_regression_the_final_frame_showed_the_scored_logs_still_held() -> None:
+    """Issue 22: the game-ending round's exchange sends the logs back to the supply, and the replay's final
+    frame shows it (replay_boards.js prints view.stones per seat and view.supply)."""
+    script = [{3: None}, {0: "S3", 1: "N1", 2: "S2", 3: "W2"}, {2: [10, 1]}, {0: None},
+              {0: "E2", 1: "S3", 2: "S1", 3: "W3"}, {2: [0, 6]}]
+    doc = scripted_replay("piranha-pedro-ko-advanced", 4, 0, {"barrels": [{"effect": "keep"}] * 27}, script)
+    frames = replay_frames(doc)
+    assert frames["source"] == "engine" and frames["final_view_matches"]
+    before_end, end = rebuild(frames)[-2:]
+    assert (before_end["phase"], before_end["stones"], before_end["supply"]) == ("take_piranha", [4, 2, 5, 5], 66)
+    assert before_end["kept_barrels"] == [0, 1, 0, 0]
+    assert end["phase"] == "over" and end["stones"] == [0, 0, 0, 0] and end["supply"] == 82
+    assert end["kept_barrels"] == [0, 0, 0, 0] and len(end["board_stones"]) == 8
+    assert end["scores"] == end["result"]["scores"] == [8, 9, 0, 11] and end["result"]["ranks"] == [3, 2, 4, 1]
+    assert frames["changes"][-1]["set"]["stones"] == [0, 0, 0, 0] and frames["changes"][-1]["set"]["supply"] == 82
+    old = copy.deepcopy(doc)
+    old["engine_version"] = "0-retired"
+    assert canonical_json(rebuild(replay_frames(old))) == canonical_json(rebuild(frames))

@@ -19,7 +19,9 @@ from referee.games.piranha.cards import FULL_HAND, FULL_SET, printed_logs_double
 from referee.games.piranha.editions import KOREAN, ORIGINAL, build_rules
 from referee.games.piranha.state import CHOOSE_CARD, MOVE_PIRANHA, OVER, TAKE_PIRANHA, PiranhaState
 
-ENGINE_VERSION = "piranha-1"
+#: Bumped whenever a rules change could alter a recorded match. piranha-2: the advanced game-ending
+#: round sends the unused logs back to the supply (issue 22), so piranha-1 final views differ.
+ENGINE_VERSION = "piranha-2"
 
 
 class PiranhaPedro(Game):

@@ -135,19 +135,27 @@ def take_piranha(state: PiranhaState, square: Cell) -> PiranhaState:
 
 def _score_round(state: PiranhaState, guilty: int) -> None:
     """Advanced: unused logs and barrels become points, except for the seat that took the piranha;
-    then every remaining log and barrel is discarded (logs go back to the supply)."""
+    then every remaining log and barrel is discarded (logs go back to the supply). The game-ending
+    round's exchange is the same: no log or barrel is left in front of anyone."""
     state.scores = tuple(
         score + (0 if seat == guilty else state.stones[seat] + state.kept_barrels[seat])
         for seat, score in enumerate(state.scores)
     )
+    _return_stones(state)
     state.kept_barrels = (0,) * state.num_players
+
+
+def _return_stones(state: PiranhaState) -> None:
+    """Every seat's unused stones go back to the general supply."""
+    if state.supply is not None:
+        state.supply += sum(state.stones)
+    state.stones = (0,) * state.num_players
 
 
 def _evaluate(state: PiranhaState) -> None:
     """Return unused stones; refill for the cards still in hand, unless the supply cannot cover every
     refill (then nobody gets any); everyone takes all 12 cards back. Unrevealed cards stay private."""
-    if state.supply is not None:
-        state.supply += sum(state.stones)
+    _return_stones(state)
     refills = tuple(refill(hand) for hand in state.hands)
     if state.supply is None:
         state.stones = refills
