@@ -78,6 +78,15 @@ def test_the_compose_file_puts_nginx_in_front_and_publishes_nothing_else() -> No
     assert arena_env["ARENA_PROXY_HOPS"] == "1"
 
 
+def test_the_bare_host_set_up_keeps_gunicorn_behind_nginx() -> None:
+    unit = (h.ROOT / "deploy" / "systemd" / "arena-web.service").read_text()
+    assert "Environment=ARENA_BIND=127.0.0.1:8000 ARENA_PROXY_HOPS=1" in unit
+    readme = (h.ROOT / "deploy" / "README.md").read_text()
+    placeholders = sorted(set(h.PLACEHOLDER.findall(h.TEMPLATE.read_text())))
+    step = re.search(r"envsubst '([^']+)'\s*\\\n\s*< deploy/nginx.conf.template", readme)
+    assert step and sorted(h.PLACEHOLDER.findall(step.group(1))) == placeholders
+
+
 def test_slow_header_connections_starve_gunicorn_alone(web) -> None:
     """The bug, reproduced on gunicorn without the proxy: every thread waits on a slow client's headers."""
     assert h.get(web.port, "/healthz")[0] == 200
