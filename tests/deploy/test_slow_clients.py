@@ -8,6 +8,7 @@ limit sees an attacker apart from the client probing /healthz (127.0.0.1)."""
 
 from __future__ import annotations
 
+import http.client
 import re
 import runpy
 import threading
@@ -199,10 +200,15 @@ def test_nginx_replaces_every_forwarded_header_a_client_sends(tmp_path: Path) ->
                       "X-Forwarded-Host": "evil.example", "X-Forwarded-Port": "443", "X-Forwarded-Prefix": "/x",
                       "X-Forwarded-Ssl": "on", "X-Forwarded-Protocol": "ssl", "Forwarded": "for=203.0.113.9"}
             assert h.get(port, "/healthz", "127.0.6.1", headers=forged)[0] == 204
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            conn.request("GET", "/")
+            response = conn.getresponse()
+            assert (response.getheader("Server"), response.getheader("X-Content-Type-Options")) == ("nginx", "nosniff")
+            conn.close()
     finally:
         upstream.shutdown()
         upstream.server_close()
-    seen = _Recorder.seen[-1]
+    seen = _Recorder.seen[-2]  # the forged request (the last one checked the answer's headers)
     # ProxyFix with ARENA_PROXY_HOPS=1 reads the last X-Forwarded-For, -Proto and -Host: nginx's own
     assert (seen["x-forwarded-for"], seen["x-forwarded-proto"], seen["x-forwarded-host"]) == (
         "127.0.6.1", "http", "arena.example")
