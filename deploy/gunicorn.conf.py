@@ -2,7 +2,9 @@
 
 Every value can be overridden from the environment: ARENA_BIND, WEB_CONCURRENCY, ARENA_WEB_THREADS.
 Requests are short (pages read stored tables, the API never waits on a match), so a few threaded
-workers per core serve a lot.
+workers per core serve a lot. A thread waits while its client sends the request, though, so a few
+hundred slow clients hold them all: never let clients reach gunicorn directly, put nginx in front
+(deploy/nginx.conf.template, the compose file's proxy service; tests/deploy/test_slow_clients.py).
 """
 
 from __future__ import annotations

@@ -73,9 +73,17 @@ ensure_chromium() {
     [ -x /usr/bin/chromium ] || apt_install chromium
 }
 
+ensure_nginx() {
+    # tests/deploy/test_slow_clients.py runs deploy/nginx.conf.template in Debian's nginx (its own
+    # instance on a free port; the package's service is not needed) and counts sockets with ss.
+    [ -x /usr/sbin/nginx ] || apt_install nginx-light
+    command -v ss >/dev/null 2>&1 || apt_install iproute2
+}
+
 ensure_test_services() {
     command -v psql >/dev/null 2>&1 || apt_install postgresql-client
     command -v wrk >/dev/null 2>&1 || apt_install wrk
+    ensure_nginx
     ensure_redis
     ensure_postgres
     ensure_chromium
