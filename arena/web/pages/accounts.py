@@ -31,7 +31,7 @@ def signup() -> tuple[str, int] | Response:
         try:
             with unit_of_work() as session:
                 account, token = create_account(session, form.name.data.strip())
-                sign_in(account)
+                sign_in(session, account)
                 name = account.name
         except ServiceError as exc:
             error, status = exc.message, exc.status
@@ -50,7 +50,7 @@ def login() -> tuple[str, int] | Response:
         with unit_of_work() as session:
             account = authenticate(session, form.token.data.strip())
             if account is not None:
-                sign_in(account)
+                sign_in(session, account)
                 return redirect(_safe_next(request.args.get("next")))
         error = "That token is not valid. Tokens start with arena_ and are shown once, at sign-up."
     status = 422 if request.method == "POST" else 200
@@ -61,5 +61,6 @@ def login() -> tuple[str, int] | Response:
 def logout() -> Response:
     form = LogoutForm()
     if form.validate_on_submit():
-        sign_out()
+        with unit_of_work() as session:
+            sign_out(session)
     return redirect(url_for("pages.home"))
