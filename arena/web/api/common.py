@@ -15,6 +15,7 @@ from arena.bootstrap import Context
 from arena.services.accounts import authenticate
 from arena.services.errors import Invalid, Unauthorized
 from arena.storage.models import Account
+from arena.web.identity import bearer_token
 
 
 def context() -> Context:
@@ -26,12 +27,6 @@ def unit_of_work() -> Iterator[Session]:
     """One transaction per request; GET and HEAD never take the database's write lock."""
     with context().db.session(readonly=request.method in ("GET", "HEAD")) as session:
         yield session
-
-
-def bearer_token() -> str | None:
-    header = request.headers.get("Authorization", "")
-    scheme, _, token = header.partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
 def current_account(session: Session, required: bool = True) -> Account | None:

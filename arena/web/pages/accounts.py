@@ -8,9 +8,9 @@ from werkzeug.wrappers import Response
 from arena.services.accounts import authenticate, create_account
 from arena.services.errors import ServiceError
 from arena.web.pages import pages
-from arena.web.pages.common import address_key, context, page, sign_in, sign_out, unit_of_work
+from arena.web.pages.common import context, page, sign_in, sign_out, unit_of_work
 from arena.web.pages.forms import LoginForm, LogoutForm, SignupForm
-from arena.web.ratelimit import limiter, signup_rate
+from arena.web.ratelimit import signup_limit
 
 
 def _safe_next(target: str | None) -> str:
@@ -21,7 +21,7 @@ def _safe_next(target: str | None) -> str:
 
 
 @pages.route("/signup", methods=["GET", "POST"])
-@limiter.limit(signup_rate, methods=["POST"], key_func=address_key)  # the API's limit
+@signup_limit  # one budget with the API's sign-up
 def signup() -> tuple[str, int] | Response:
     if not context().settings.open_signup:
         return page("signup.html", 403, form=None, closed=True)

@@ -14,9 +14,9 @@ from arena.bootstrap import Context
 from arena.services.errors import NotFound
 from arena.services.web_sessions import close_session, open_session, session_account
 from arena.storage.models import Account
+from arena.web.identity import SESSION_KEY
 
 MAX_ID = 2**31 - 1  # id columns are 32-bit on PostgreSQL: a bigger id names nothing
-SESSION_KEY = "sid"  # the cookie's only identity: a random key whose SHA-256 the database keeps
 
 
 def existing_id(value: int, what: str) -> int:
@@ -49,20 +49,6 @@ def viewer(db_session: Session) -> Account | None:
         return None
     g.viewer = {"id": account.id, "name": account.name, "is_admin": account.is_admin}
     return account
-
-
-def address_key() -> str:
-    """Sign-ups count per client address: each sign-up signs a new account in, so an account key would
-    let one client sign up without end."""
-    return f"ip:{request.remote_addr}"
-
-
-def rate_limit_key() -> str:
-    """Who a page's rate limit counts: the signed-in account as the server knows it (a live session key),
-    else the client address. Never the raw cookie, which a client can change at will."""
-    with unit_of_work() as db_session:
-        account = viewer(db_session)
-    return f"account:{account.id}" if account is not None else f"ip:{request.remote_addr}"
 
 
 def sign_in(db_session: Session, account: Account) -> None:
