@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from urllib.parse import urlsplit
+
 from flask import make_response, redirect, request, url_for
 from werkzeug.wrappers import Response
 
@@ -12,11 +15,19 @@ from arena.web.pages.common import context, page, sign_in, sign_out, unit_of_wor
 from arena.web.pages.forms import LoginForm, LogoutForm, SignupForm
 from arena.web.ratelimit import signup_limit
 
+# A same-site path as a URI reference in plain ASCII: no whitespace or control character (browsers drop
+# tabs and newlines anywhere, so "/\t/evil" becomes "//evil"), no backslash (browsers read it as "/").
+_SITE_PATH = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/?#%]*")
+
 
 def _safe_next(target: str | None) -> str:
-    """Only same-site paths, so a crafted link cannot send a fresh sign-in elsewhere."""
-    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
-        return target
+    """Where to go after signing in: only a path on this site, so a crafted link cannot send a fresh
+    sign-in elsewhere ("//evil", "/\\evil", "/<tab>/evil", "https:evil", "javascript:..."), nor put a
+    header break in the redirect."""
+    if target and _SITE_PATH.fullmatch(target) and not target.startswith("//"):
+        parts = urlsplit(target)
+        if not parts.scheme and not parts.netloc:
+            return target
     return url_for("pages.home")
 
 
