@@ -32,7 +32,10 @@ def create_app(settings: Settings | None = None, context: Context | None = None)
         hops = context.settings.proxy_hops
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)  # type: ignore[method-assign]
     from arena.web.api import api
+    from arena.web.headers import init_security_headers
     from arena.web.ratelimit import init_rate_limits
+
+    init_security_headers(app, context.settings.production)
 
     init_rate_limits(app, context)
 
