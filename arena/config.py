@@ -50,6 +50,7 @@ class Settings:
     signup_rate: str = "20/hour"
     bot_rate: str = "30/hour"
     tournament_rate: str = "30/hour"
+    session_days: int = 14  # a page sign-in lasts this long at most (signing out ends it at once)
     log_json: bool = False
     docs_dir: str = ""  # empty: the repository's docs/ folder (set it for installs outside the repository)
     proxy_hops: int = 0  # reverse proxies in front of the web app whose X-Forwarded-* headers to trust
@@ -122,6 +123,8 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
     if settings.production and "ARENA_LOG_JSON" not in environ and "log_json" not in overrides:
         settings = replace(settings, log_json=True)
     settings = replace(settings, **overrides)
+    if settings.session_days < 1:
+        raise ConfigError(f"ARENA_SESSION_DAYS must be at least 1, not {settings.session_days}")
     try:
         parse_networks(settings.allow_bot_networks)
     except ValueError as exc:

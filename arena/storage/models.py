@@ -72,6 +72,19 @@ class Account(Base):
     bots: Mapped[list[Bot]] = relationship(back_populates="owner")
 
 
+class WebSession(Base):
+    """A browser signed in to the pages. Its cookie carries only a random key and this row only the key's
+    SHA-256, so signing out (deleting the row) ends every copy of the cookie, and the database alone
+    gives no usable cookie."""
+
+    __tablename__ = "web_sessions"
+
+    key_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
 class Bot(Base):
     __tablename__ = "bots"
     __table_args__ = (UniqueConstraint("owner_id", "name", name="uq_bot_owner_name"),)

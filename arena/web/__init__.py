@@ -19,6 +19,11 @@ def create_app(settings: Settings | None = None, context: Context | None = None)
         MAX_CONTENT_LENGTH=context.settings.max_request_bytes,
         JSON_SORT_KEYS=False,
         ARENA_DOCS_DIR=context.settings.docs_dir or None,
+        # The session cookie: never readable by scripts, not sent on cross-site subrequests or posts,
+        # and only over HTTPS in production. It carries a random key, never the account (pages/common.py).
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_SECURE=context.settings.production,
     )
     app.extensions["arena"] = context
     if context.settings.proxy_hops:
@@ -27,7 +32,10 @@ def create_app(settings: Settings | None = None, context: Context | None = None)
         hops = context.settings.proxy_hops
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)  # type: ignore[method-assign]
     from arena.web.api import api
+    from arena.web.headers import init_security_headers
     from arena.web.ratelimit import init_rate_limits
+
+    init_security_headers(app, context.settings.production)
 
     init_rate_limits(app, context)
 

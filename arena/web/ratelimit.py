@@ -1,28 +1,18 @@
 """Rate limits on the endpoints that create things: sign-up, bot submission, tournament creation.
 
 Flask-Limiter keeps the counters in Redis when the arena has one (so every web process shares them) and
-in memory otherwise. The limits come from the settings (``ARENA_SIGNUP_RATE`` ...), keyed by API token
-when one is sent and by client address otherwise.
+in memory otherwise. The limits come from the settings (``ARENA_SIGNUP_RATE`` ...). Each is one budget
+shared by the API endpoint and its page form, keyed by the verified account (``arena.web.identity``)
+and by client address otherwise; sign-up always by address.
 """
 
 from __future__ import annotations
 
-import hashlib
-
-from flask import Flask, current_app, request
+from flask import Flask, current_app
 from flask_limiter import Limiter
-from flask_limiter.util import get_remote_address
 
 from arena.bootstrap import Context
-
-
-def _caller() -> str:
-    """The API token when one is sent (a caller cannot dodge its limit by changing cookies), else the
-    client address."""
-    header = request.headers.get("Authorization", "")
-    if header.lower().startswith("bearer "):
-        return "token:" + hashlib.sha256(header[7:].strip().encode()).hexdigest()[:32]
-    return "ip:" + get_remote_address()
+from arena.web.identity import address_key, caller_key
 
 
 def storage_uri(redis_url: str) -> str:
@@ -34,7 +24,7 @@ def storage_uri(redis_url: str) -> str:
     return redis_url
 
 
-limiter = Limiter(key_func=_caller, default_limits=[], headers_enabled=True)
+limiter = Limiter(key_func=caller_key, default_limits=[], headers_enabled=True)
 
 
 def signup_rate() -> str:
@@ -47,6 +37,14 @@ def bot_rate() -> str:
 
 def tournament_rate() -> str:
     return current_app.extensions["arena"].settings.tournament_rate
+
+
+# One budget per kind of creation, shared by the API endpoint and its page form.
+# Sign-up counts per client address whatever credential is sent: each sign-up yields a new account (and
+# signs it in on the pages), so keying on accounts would hand out a new budget with every account made.
+signup_limit = limiter.shared_limit(signup_rate, scope="signup", methods=["POST"], key_func=address_key)
+bot_limit = limiter.shared_limit(bot_rate, scope="bot-submission", methods=["POST"])
+tournament_limit = limiter.shared_limit(tournament_rate, scope="tournament-creation", methods=["POST"])
 
 
 def init_rate_limits(app: Flask, context: Context) -> None:

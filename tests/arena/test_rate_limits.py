@@ -43,3 +43,33 @@ def test_tournament_creation_is_rate_limited(context) -> None:
 def test_reads_are_not_limited(context) -> None:
     client = _limited_client(context, signup_rate="1/hour")
     assert all(client.get("/api/games").status_code == 200 for _ in range(20))
+
+
+def test_sign_up_rate_limit_bypass_with_junk_bearer_tokens(context) -> None:
+    """The limiter keyed on any ``Authorization: Bearer`` header, valid or not: ``Bearer junk<n>``
+    bought a fresh budget every time. Sign-up counts per address, whatever credential is sent."""
+    client = _limited_client(context, signup_rate="3/hour")
+    valid = token_for(context, "existing")
+    codes = [client.post("/api/accounts", json={"name": f"user{i}"}, headers=auth(f"junk{i}")).status_code
+             for i in range(4)]
+    codes.append(client.post("/api/accounts", json={"name": "user9"}, headers=auth(valid)).status_code)
+    assert codes == [201, 201, 201, 429, 429]
+
+
+def test_bot_submission_with_junk_tokens_counts_against_the_address(context) -> None:
+    """Only a token the database recognises names an account; anything else is the caller's address."""
+    client = _limited_client(context, bot_rate="2/hour")
+    body = {"name": "b", "url": "http://127.0.0.1:9", "game": "piranha-pedro"}
+    codes = [client.post("/api/bots", json=body, headers=auth(f"arena_junk{i}")).status_code for i in range(3)]
+    assert codes == [401, 401, 429]
+    valid = client.post("/api/bots", json={}, headers=auth(token_for(context, "carol")))
+    assert valid.status_code == 422  # a real account has its own budget
+
+
+def test_sign_up_page_and_api_share_one_budget(context) -> None:
+    client = _limited_client(context, signup_rate="2/hour")
+    assert client.post("/api/accounts", json={"name": "api1"}).status_code == 201
+    form = client.get("/signup").get_data(as_text=True)
+    csrf = form.split('name="csrf_token" type="hidden" value="')[1].split('"')[0]
+    assert client.post("/signup", data={"name": "page1", "csrf_token": csrf}).status_code == 201
+    assert client.post("/api/accounts", json={"name": "api2"}).status_code == 429

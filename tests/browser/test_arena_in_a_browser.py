@@ -1,7 +1,7 @@
 """The whole journey in Chromium against a live arena: sign up, log in, submit a bot through the form,
 start a tournament as an organizer, watch its progress bar reach the end, read the leaderboard, and
 step through a replay whose commitments the page checks itself. Screenshots of every page go to
-``test-artifacts/screenshots/``."""
+``test-artifacts/screenshots/``. No page may log an error, a Content-Security-Policy violation included."""
 
 from __future__ import annotations
 
@@ -20,6 +20,11 @@ from referee.commitments import canonical_json
 pytestmark = pytest.mark.browser
 TIMEOUT_MS = 120_000
 EXPECTED = "status of 422"  # the form shown again with its validation messages
+# Every Content-Security-Policy violation becomes a console error (the test fails on any console error).
+CSP_REPORTER = """document.addEventListener("securitypolicyviolation", function (e) {
+    console.error("CSP violation: " + e.violatedDirective + " blocked " + e.blockedURI + " at " + e.sourceFile
+                  + ":" + e.lineNumber);
+});"""
 
 
 def shot(page, folder, name: str) -> None:  # type: ignore[no-untyped-def]
@@ -56,8 +61,10 @@ def test_sign_up_submit_a_bot_run_a_tournament_and_replay_a_match(live_arena, br
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("console", lambda msg: errors.append(msg.text)
             if msg.type == "error" and EXPECTED not in msg.text else None)
+    page.add_init_script(CSP_REPORTER)  # Chromium logs violations itself; this names the directive too
 
-    page.goto(base + "/")
+    response = page.goto(base + "/")
+    assert "script-src 'self'" in response.headers["content-security-policy"]  # the policy is on
     shot(page, screenshots, "01-home-empty")
 
     # Sign up: the token is shown once, and the new account is signed in.
@@ -124,7 +131,7 @@ def test_sign_up_submit_a_bot_run_a_tournament_and_replay_a_match(live_arena, br
     bar = page.locator("#tournament-progress")
     assert int(bar.get_attribute("aria-valuenow")) == total == int(bar.get_attribute("aria-valuemax"))
     assert len(seen) >= 2 or min(seen) == total, seen  # it moved while we watched (unless it was already done)
-    assert "width: 100" in page.locator(".progress-fill").get_attribute("style")
+    assert page.locator(".progress-fill").get_attribute("width") == "100.0"
     assert page.locator("table.cross td").count() == 4 * 4
     shot(page, screenshots, "07-tournament-finished")
 
@@ -141,6 +148,8 @@ def test_sign_up_submit_a_bot_run_a_tournament_and_replay_a_match(live_arena, br
     shot(page, screenshots, "08-leaderboard")
     page.get_by_role("link", name="alice-random").first.click()
     assert "Rating history" in page.content() and random_bots[0].url not in page.content()  # not the owner
+    swatch = page.locator(".legend .swatch").first.bounding_box()
+    assert swatch and swatch["width"] < 30 and swatch["height"] < 10  # the legend's colour key, not a block
     shot(page, screenshots, "09-bot-page")
 
     # A replay: play, pause, the slider, and every commitment checked in the browser.
@@ -151,13 +160,14 @@ def test_sign_up_submit_a_bot_run_a_tournament_and_replay_a_match(live_arena, br
     steps = int(slider.get_attribute("max"))
     assert steps > 3
     summary = page.locator("#commit-summary")
-    page.wait_for_function("document.getElementById('commit-summary').dataset.checked !== undefined")
+    # A function, not a bare expression: Playwright evaluates an expression with eval, which the CSP refuses.
+    page.wait_for_function("() => document.getElementById('commit-summary').dataset.checked !== undefined")
     assert summary.get_attribute("data-failed") == "0", summary.text_content()
     assert summary.text_content().startswith("✓ All") and "✗" not in page.content()
     shot(page, screenshots, "10-replay-start")
     page.locator("#replay-speed").select_option("80")
     page.get_by_role("button", name="Play").click()
-    page.wait_for_function("Number(document.getElementById('replay-slider').value) >= 3")
+    page.wait_for_function("() => Number(document.getElementById('replay-slider').value) >= 3")
     page.locator("#play-button").click()  # pause
     paused_at = int(slider.input_value())
     page.wait_for_timeout(400)
@@ -198,8 +208,13 @@ def test_sign_up_submit_a_bot_run_a_tournament_and_replay_a_match(live_arena, br
         assert set(finished) == {MatchStatus.FINISHED}
         assert session.scalar(select(Account.name).where(Account.name == "alice")) == "alice"
 
+    page.goto(base + "/docs")
+    shot(page, screenshots, "14-docs")
+
     # The same pages on a phone-sized screen.
     phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    phone.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    phone.add_init_script(CSP_REPORTER)
     for name, url in [("phone-home", base + "/"), ("phone-leaderboard", base + "/leaderboards/pajarracos?players=3"),
                       ("phone-tournament", tournament_url), ("phone-match", page.url)]:
         phone.goto(url.split("#")[0])

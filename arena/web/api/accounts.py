@@ -9,11 +9,11 @@ from arena.services.errors import Forbidden
 from arena.web.api import api
 from arena.web.api.common import context, json_body, unit_of_work
 from arena.web.api.openapi import ACCOUNT_CREATE
-from arena.web.ratelimit import limiter, signup_rate
+from arena.web.ratelimit import signup_limit
 
 
 @api.post("/accounts")
-@limiter.limit(signup_rate, methods=["POST"])
+@signup_limit
 def sign_up():  # type: ignore[no-untyped-def]
     if not context().settings.open_signup:
         raise Forbidden("open sign-up is switched off; ask an organizer for a token")

@@ -8,12 +8,12 @@ from arena.services import bots as service
 from arena.web.api import api
 from arena.web.api.common import context, current_account, int_arg, json_body, unit_of_work
 from arena.web.api.openapi import BOT_CREATE, BOT_UPDATE
-from arena.web.ratelimit import bot_rate, limiter
+from arena.web.ratelimit import bot_limit
 from referee.games import GAMES
 
 
 @api.post("/bots")
-@limiter.limit(bot_rate, methods=["POST"])
+@bot_limit
 def submit_bot():  # type: ignore[no-untyped-def]
     body = json_body(BOT_CREATE)
     ctx = context()

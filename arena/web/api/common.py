@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -14,7 +13,9 @@ from sqlalchemy.orm import Session
 from arena.bootstrap import Context
 from arena.services.accounts import authenticate
 from arena.services.errors import Invalid, Unauthorized
+from arena.services.untrusted_json import parse_json
 from arena.storage.models import Account
+from arena.web.identity import bearer_token
 
 
 def context() -> Context:
@@ -28,12 +29,6 @@ def unit_of_work() -> Iterator[Session]:
         yield session
 
 
-def bearer_token() -> str | None:
-    header = request.headers.get("Authorization", "")
-    scheme, _, token = header.partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
-
-
 def current_account(session: Session, required: bool = True) -> Account | None:
     account = authenticate(session, bearer_token())
     if account is None and required:
@@ -42,12 +37,13 @@ def current_account(session: Session, required: bool = True) -> Account | None:
 
 
 def json_body(schema: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The request's JSON object, validated against ``schema`` when given."""
-    data = request.get_json(silent=True)
+    """The request's JSON object, checked (``arena.services.untrusted_json``) and validated against
+    ``schema`` when given; always ``Invalid`` (422) for a body that is not one, never a 500."""
+    if not request.is_json:
+        raise Invalid("the body must be a JSON object (Content-Type: application/json)")
+    data = parse_json(request.get_data(cache=True))
     if not isinstance(data, dict):
         raise Invalid("the body must be a JSON object (Content-Type: application/json)")
-    if not _finite(data):
-        raise Invalid("the body must be standard JSON: NaN, Infinity and numbers out of range are not allowed")
     if schema is not None:
         try:
             jsonschema.validate(data, schema)
@@ -55,18 +51,6 @@ def json_body(schema: dict[str, Any] | None = None) -> dict[str, Any]:
             where = "/".join(str(p) for p in exc.absolute_path) or "body"
             raise Invalid(f"{where}: {exc.message}") from None
     return data
-
-
-def _finite(value: Any) -> bool:
-    """False when a float in ``value`` is NaN or infinite: Python's JSON parser accepts ``NaN``,
-    ``Infinity`` and ``1e400``, which no JSON column (PostgreSQL) or client can take back."""
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, dict):
-        return all(_finite(v) for v in value.values())
-    if isinstance(value, list):
-        return all(_finite(v) for v in value)
-    return True
 
 
 def int_arg(name: str, default: int | None = None, low: int = 0, high: int = 10**9) -> int | None:

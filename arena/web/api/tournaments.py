@@ -9,11 +9,11 @@ from arena.services.errors import Invalid
 from arena.web.api import api
 from arena.web.api.common import context, current_account, int_arg, json_body, unit_of_work
 from arena.web.api.openapi import TOURNAMENT_CREATE
-from arena.web.ratelimit import limiter, tournament_rate
+from arena.web.ratelimit import tournament_limit
 
 
 @api.post("/tournaments")
-@limiter.limit(tournament_rate, methods=["POST"])
+@tournament_limit
 def create_tournament():  # type: ignore[no-untyped-def]
     body = json_body(TOURNAMENT_CREATE)
     ctx = context()

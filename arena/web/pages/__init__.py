@@ -1,8 +1,8 @@
 """The server-rendered pages: thin views over the same service functions as the JSON API.
 
 Forms are CSRF-protected here only: the API under ``/api`` authenticates with Bearer tokens (no
-cookies), so it stays exempt. A signed-in page visitor is remembered in the signed session cookie by
-account id and token hash, never by the token itself.
+cookies), so it stays exempt. A signed-in page visitor's session cookie carries only a random key, whose
+SHA-256 the database keeps with the account (``arena.services.web_sessions``): signing out revokes it.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ pages = Blueprint("pages", __name__)
 def register_pages(app: Flask) -> None:
     """Attach the pages and their CSRF check to an app built by ``create_app``."""
     app.config.setdefault("WTF_CSRF_CHECK_DEFAULT", False)  # checked by the pages blueprint, not app-wide
-    app.config.setdefault("SESSION_COOKIE_SAMESITE", "Lax")
-    app.config.setdefault("SESSION_COOKIE_HTTPONLY", True)
     CSRFProtect(app)
     app.register_blueprint(pages)
 

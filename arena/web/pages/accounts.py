@@ -2,26 +2,37 @@
 
 from __future__ import annotations
 
+import re
+from urllib.parse import urlsplit
+
 from flask import make_response, redirect, request, url_for
 from werkzeug.wrappers import Response
 
 from arena.services.accounts import authenticate, create_account
 from arena.services.errors import ServiceError
 from arena.web.pages import pages
-from arena.web.pages.common import address_key, context, page, sign_in, sign_out, unit_of_work
+from arena.web.pages.common import context, page, sign_in, sign_out, unit_of_work
 from arena.web.pages.forms import LoginForm, LogoutForm, SignupForm
-from arena.web.ratelimit import limiter, signup_rate
+from arena.web.ratelimit import signup_limit
+
+# A same-site path as a URI reference in plain ASCII: no whitespace or control character (browsers drop
+# tabs and newlines anywhere, so "/\t/evil" becomes "//evil"), no backslash (browsers read it as "/").
+_SITE_PATH = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/?#%]*")
 
 
 def _safe_next(target: str | None) -> str:
-    """Only same-site paths, so a crafted link cannot send a fresh sign-in elsewhere."""
-    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
-        return target
+    """Where to go after signing in: only a path on this site, so a crafted link cannot send a fresh
+    sign-in elsewhere ("//evil", "/\\evil", "/<tab>/evil", "https:evil", "javascript:..."), nor put a
+    header break in the redirect."""
+    if target and _SITE_PATH.fullmatch(target) and not target.startswith("//"):
+        parts = urlsplit(target)
+        if not parts.scheme and not parts.netloc:
+            return target
     return url_for("pages.home")
 
 
 @pages.route("/signup", methods=["GET", "POST"])
-@limiter.limit(signup_rate, methods=["POST"], key_func=address_key)  # the API's limit
+@signup_limit  # one budget with the API's sign-up
 def signup() -> tuple[str, int] | Response:
     if not context().settings.open_signup:
         return page("signup.html", 403, form=None, closed=True)
@@ -31,7 +42,7 @@ def signup() -> tuple[str, int] | Response:
         try:
             with unit_of_work() as session:
                 account, token = create_account(session, form.name.data.strip())
-                sign_in(account)
+                sign_in(session, account)
                 name = account.name
         except ServiceError as exc:
             error, status = exc.message, exc.status
@@ -50,7 +61,7 @@ def login() -> tuple[str, int] | Response:
         with unit_of_work() as session:
             account = authenticate(session, form.token.data.strip())
             if account is not None:
-                sign_in(account)
+                sign_in(session, account)
                 return redirect(_safe_next(request.args.get("next")))
         error = "That token is not valid. Tokens start with arena_ and are shown once, at sign-up."
     status = 422 if request.method == "POST" else 200
@@ -61,5 +72,6 @@ def login() -> tuple[str, int] | Response:
 def logout() -> Response:
     form = LogoutForm()
     if form.validate_on_submit():
-        sign_out()
+        with unit_of_work() as session:
+            sign_out(session)
     return redirect(url_for("pages.home"))

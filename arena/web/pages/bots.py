@@ -16,9 +16,9 @@ from arena.services import latency, page_queries
 from arena.services.errors import ServiceError
 from arena.web.pages import pages
 from arena.web.pages.charts import history_chart
-from arena.web.pages.common import context, existing_id, page, rate_limit_key, unit_of_work, viewer
+from arena.web.pages.common import context, existing_id, page, unit_of_work, viewer
 from arena.web.pages.forms import BotForm
-from arena.web.ratelimit import bot_rate, limiter
+from arena.web.ratelimit import bot_limit
 from referee.games import GAMES
 
 
@@ -55,7 +55,7 @@ def bot_page(bot_id: int) -> tuple[str, int]:
 
 
 @pages.route("/bots/new", methods=["GET", "POST"])
-@limiter.limit(bot_rate, methods=["POST"], key_func=rate_limit_key)  # the API's limits
+@bot_limit  # one budget with the API's bot submission
 def new_bot() -> tuple[str, int] | Response:
     ctx = context()
     with unit_of_work() as session:

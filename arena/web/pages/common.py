@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from typing import Any
 
 from flask import current_app, g, render_template, request, session
@@ -11,11 +12,11 @@ from sqlalchemy.orm import Session
 
 from arena.bootstrap import Context
 from arena.services.errors import NotFound
+from arena.services.web_sessions import close_session, open_session, session_account
 from arena.storage.models import Account
+from arena.web.identity import SESSION_KEY
 
 MAX_ID = 2**31 - 1  # id columns are 32-bit on PostgreSQL: a bigger id names nothing
-SESSION_ACCOUNT = "account_id"
-SESSION_TOKEN_HASH = "token_hash"
 
 
 def existing_id(value: int, what: str) -> int:
@@ -37,46 +38,38 @@ def unit_of_work() -> Iterator[Session]:
 
 
 def viewer(db_session: Session) -> Account | None:
-    """The signed-in account, if the session still matches its token (a changed token signs it out)."""
-    account_id = session.get(SESSION_ACCOUNT)
-    if account_id is None:
+    """The signed-in account, if the session's key is still live on the server (signing out, anywhere
+    this cookie was copied to, or the key's expiry ends it)."""
+    key = session.get(SESSION_KEY)
+    if key is None:
         return None
-    account = db_session.get(Account, account_id)
-    if account is None or account.token_hash != session.get(SESSION_TOKEN_HASH):
-        session.clear()
+    account = session_account(db_session, key)
+    if account is None:
+        session.pop(SESSION_KEY, None)  # dead key: forget it, keep the CSRF token of the open form
         return None
     g.viewer = {"id": account.id, "name": account.name, "is_admin": account.is_admin}
     return account
 
 
-def address_key() -> str:
-    """Sign-ups count per client address: each sign-up signs a new account in, so an account key would
-    let one client sign up without end."""
-    return f"ip:{request.remote_addr}"
+def sign_in(db_session: Session, account: Account) -> None:
+    """A fresh session (no fixation) whose cookie carries only a new random key; the account stays on
+    the server (``arena.services.web_sessions``)."""
+    sign_out(db_session)
+    lifetime = timedelta(days=context().settings.session_days)
+    session[SESSION_KEY] = open_session(db_session, account, lifetime)
 
 
-def rate_limit_key() -> str:
-    """Who a page's rate limit counts: the signed-in account (the signed session names it and cannot be
-    forged), else the client address. Never the raw cookie, which a client can change at will."""
-    account_id = session.get(SESSION_ACCOUNT)
-    return f"account:{account_id}" if account_id is not None else f"ip:{request.remote_addr}"
-
-
-def sign_in(account: Account) -> None:
-    """A fresh session (no fixation), remembered by account id and token hash, never by the token."""
-    sign_out()
-    session[SESSION_ACCOUNT] = account.id
-    session[SESSION_TOKEN_HASH] = account.token_hash
-
-
-def sign_out() -> None:
+def sign_out(db_session: Session) -> None:
+    """Revoke the key on the server, so a copy of this cookie is signed out too, then forget it all."""
+    close_session(db_session, session.get(SESSION_KEY))
     session.clear()
+    g.pop("viewer", None)
     g.pop(current_app.config.get("WTF_CSRF_FIELD_NAME", "csrf_token"), None)  # so this page gets a new CSRF token
 
 
 def page(template: str, status: int = 200, **values: Any) -> tuple[str, int]:
     """Render a page; the header knows who is signed in (looked up once per request)."""
-    if "viewer" not in g and SESSION_ACCOUNT in session:
+    if "viewer" not in g and SESSION_KEY in session:
         with unit_of_work() as db_session:
             viewer(db_session)
     return render_template(template, **values), status

@@ -43,7 +43,8 @@ def render(path: Path, part: str = "") -> Markup | None:
         if found is None:
             return None
         text = found.group(0)
-    html = markdown.markdown(text, extensions=["fenced_code", "tables", "toc", "sane_lists"])
+    html = markdown.markdown(text, extensions=["fenced_code", "tables", "toc", "sane_lists"],
+                             extension_configs={"tables": {"use_align_attribute": True}})  # no style= (CSP)
     result = Markup(html)  # our own documentation files, never user input
     _cache[(path, part)] = (mtime, result)
     return result

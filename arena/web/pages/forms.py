@@ -3,7 +3,6 @@ what is valid, and their messages are shown next to the form."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from flask_wtf import FlaskForm
@@ -12,6 +11,8 @@ from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional, ValidationError
 from wtforms.widgets import CheckboxInput, ListWidget
 
+from arena.services.errors import Invalid
+from arena.services.untrusted_json import parse_json
 from referee.games import GAMES
 
 
@@ -57,9 +58,9 @@ def _json_object(_form: FlaskForm, field: TextAreaField) -> None:
         field.parsed = {}
         return
     try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise ValidationError(f"Not valid JSON: {exc}") from None
+        value = parse_json(text)
+    except Invalid as exc:
+        raise ValidationError(exc.message[:1].upper() + exc.message[1:]) from None
     if not isinstance(value, dict):
         raise ValidationError('Parameters must be a JSON object, e.g. {"supply": 50}.')
     field.parsed = value

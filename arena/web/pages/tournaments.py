@@ -13,10 +13,10 @@ from arena.services import tournaments as service
 from arena.services.errors import ServiceError
 from arena.storage.models import TournamentStatus
 from arena.web.pages import pages
-from arena.web.pages.common import context, existing_id, page, rate_limit_key, unit_of_work, viewer
+from arena.web.pages.common import context, existing_id, page, unit_of_work, viewer
 from arena.web.pages.errors import error_page
 from arena.web.pages.forms import TournamentForm
-from arena.web.ratelimit import limiter, tournament_rate
+from arena.web.ratelimit import tournament_limit
 from referee.games import GAMES
 
 MATCHES_PER_PAGE = 50
@@ -51,7 +51,7 @@ def cross_rows(data: dict[str, Any]) -> list[tuple[dict[str, Any], list[dict[str
 
 
 @pages.route("/tournaments/new", methods=["GET", "POST"])
-@limiter.limit(tournament_rate, methods=["POST"], key_func=rate_limit_key)  # the API's limits
+@tournament_limit  # one budget with the API's tournament creation
 def new_tournament() -> tuple[str, int] | Response:
     with unit_of_work() as session:
         account = viewer(session)

@@ -17,7 +17,7 @@
 
   function render(p) {
     var pct = p.total ? (100 * p.done) / p.total : 100;
-    fill.style.width = pct.toFixed(1) + "%";
+    fill.setAttribute("width", pct.toFixed(1));  // an SVG rect in a 100-wide viewBox
     bar.setAttribute("aria-valuenow", String(p.done));
     bar.setAttribute("aria-valuemax", String(p.total));
     ["done", "total", "running", "queued", "errors", "cancelled"].forEach(function (k) { setField(k, p[k]); });
