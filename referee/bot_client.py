@@ -69,21 +69,23 @@ class BotClient:
         self.session.close()
 
     def start_call(
-        self, pool: Executor, method: str, path: str, body: bytes | None, headers: dict[str, str], budget_s: float
+        self, pool: Executor, method: str, path: str, body: bytes | None, headers: dict[str, str], budget_s: float,
+        empty_ok: bool = False,
     ) -> PendingCall:
         started = time.perf_counter()
         deadline = started + max(budget_s, 0.0)
-        future = pool.submit(self._perform, method, path, body, headers, deadline)
+        future = pool.submit(self._perform, method, path, body, headers, deadline, empty_ok)
         return PendingCall(self, future, started, deadline)
 
     def call(self, watchdog: Watchdog, method: str, path: str, body: bytes | None, headers: dict[str, str],
-             budget_s: float) -> Reply:
-        """Make the call in this thread; the watchdog cuts the connection at the deadline."""
+             budget_s: float, empty_ok: bool = False) -> Reply:
+        """Make the call in this thread; the watchdog cuts the connection at the deadline. ``empty_ok``:
+        an empty 2xx body is a fine answer (``/start`` and ``/end``), with ``data`` None."""
         started = time.perf_counter()
         deadline = started + max(budget_s, 0.0)
         entry = watchdog.arm(deadline, self.tracker)
         try:
-            return self._perform(method, path, body, headers, deadline)
+            return self._perform(method, path, body, headers, deadline, empty_ok)
         finally:
             watchdog.disarm(entry)
 
@@ -91,16 +93,17 @@ class BotClient:
         return protocol.headers(match_id, turn, self.secret, body)
 
     # -- runs in a worker thread -------------------------------------------------------------------
-    def _perform(self, method: str, path: str, body: bytes | None, headers: dict[str, str], deadline: float) -> Reply:
+    def _perform(self, method: str, path: str, body: bytes | None, headers: dict[str, str], deadline: float,
+                 empty_ok: bool = False) -> Reply:
         with self._busy:
             t0 = time.perf_counter()
             try:
-                return self._exchange(method, path, body, headers, t0, deadline)
+                return self._exchange(method, path, body, headers, t0, deadline, empty_ok)
             except Exception as exc:  # the last line of defence: a bot can never crash the referee
                 return _fault(FaultKind.CONNECTION, f"unexpected failure: {exc!r}", t0)
 
     def _exchange(self, method: str, path: str, body: bytes | None, headers: dict[str, str], t0: float,
-                  deadline: float) -> Reply:
+                  deadline: float, empty_ok: bool) -> Reply:
         remaining = deadline - t0
         if remaining <= 0:
             return _fault(FaultKind.TIMEOUT, "no time left for this call", t0)
@@ -118,9 +121,9 @@ class BotClient:
         except (requests.exceptions.RequestException, OSError) as exc:
             return self._network_fault(exc, t0, deadline)
         with response:
-            return self._read(response, t0, deadline)
+            return self._read(response, t0, deadline, empty_ok)
 
-    def _read(self, response: requests.Response, t0: float, deadline: float) -> Reply:
+    def _read(self, response: requests.Response, t0: float, deadline: float, empty_ok: bool) -> Reply:
         status = response.status_code
         try:
             if not 200 <= status < 300:
@@ -146,6 +149,8 @@ class BotClient:
         if time.perf_counter() > deadline:
             return Reply(None, latency_ms, Fault(FaultKind.TIMEOUT, "answer completed after the deadline",
                                                  latency_ms, excerpt(bytes(data))), status)
+        if empty_ok and not data.strip():
+            return Reply(None, latency_ms, None, status)
         try:
             parsed = parse_json(bytes(data))
         except (ValueError, RecursionError) as exc:
@@ -207,6 +212,7 @@ class Call:
     body: bytes | None
     headers: dict[str, str]
     budget_s: float
+    empty_ok: bool = False  # an empty 2xx body is a fine answer (/start, /end)
 
 
 class Asker:
@@ -220,7 +226,7 @@ class Asker:
     def ask(self, calls: dict[int, Call]) -> dict[int, Reply]:
         if len(calls) == 1:
             ((seat, c),) = calls.items()
-            return {seat: c.client.call(self.watchdog, c.method, c.path, c.body, c.headers, c.budget_s)}
-        pending = {seat: c.client.start_call(self.pool, c.method, c.path, c.body, c.headers, c.budget_s)
+            return {seat: c.client.call(self.watchdog, c.method, c.path, c.body, c.headers, c.budget_s, c.empty_ok)}
+        pending = {seat: c.client.start_call(self.pool, c.method, c.path, c.body, c.headers, c.budget_s, c.empty_ok)
                    for seat, c in calls.items()}
         return {seat: p.wait() for seat, p in pending.items()}
