@@ -18,7 +18,7 @@ from typing import Any
 import requests
 
 from referee import protocol
-from referee.bot_transport import AddressGuard, ConnectionTracker, Resolver, bot_session, resolve
+from referee.bot_transport import DNS_TIMEOUT_S, AddressGuard, ConnectionTracker, Resolver, bot_session, resolve
 from referee.errors import UnsafeURL
 from referee.faults import Fault, FaultKind, excerpt
 from referee.url_guard import check_url_shape
@@ -56,12 +56,13 @@ class BotClient:
         max_response_bytes: int = 64 * 1024,
         guard: AddressGuard | None = None,
         resolver: Resolver = resolve,
+        dns_timeout_s: float = DNS_TIMEOUT_S,
     ) -> None:
         self.url = check_url_shape(url)
         self.secret = secret
         self.max_response_bytes = max_response_bytes
         self.tracker = ConnectionTracker()
-        self.session = bot_session(self.tracker, guard, resolver)
+        self.session = bot_session(self.tracker, guard, resolver, dns_timeout_s)
         self._busy = threading.Lock()  # one request at a time on this seat's connection
 
     def close(self) -> None:
@@ -159,6 +160,8 @@ class BotClient:
         return Reply(parsed, latency_ms, None, status)
 
     def _network_fault(self, exc: BaseException, t0: float, deadline: float) -> Reply:
+        if "name resolution timed out" in str(exc):
+            return _fault(FaultKind.TIMEOUT, "name resolution of the bot's host did not finish in time", t0)
         if time.perf_counter() >= deadline or isinstance(exc, requests.exceptions.Timeout):
             return _fault(FaultKind.TIMEOUT, "no complete answer before the deadline", t0)
         return _fault(FaultKind.CONNECTION, _short(exc), t0)
