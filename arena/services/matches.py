@@ -26,6 +26,7 @@ from arena.services.bots import address_guard
 from arena.services.leaderboards import refit, store_outcome, update_live
 from arena.services.metrics import count_match
 from arena.services.redaction import redact_replay
+from arena.services.void_matches import record_void_seats, void_reason
 from arena.storage.db import Database
 from arena.storage.models import Bot, Fault, Match, MatchSeat, MatchStatus, Tournament, TournamentStatus, utcnow
 from referee.errors import RulesError
@@ -152,19 +153,24 @@ def _release(db: Database, match_id: int, worker: str) -> None:
 def record(db: Database, match_id: int, replay: dict[str, Any]) -> bool:
     """Write the outcome in one transaction, only if nobody recorded it first."""
     result = replay["result"]
+    void = void_reason(replay)
     with db.session() as session:
         redact_replay(replay, list(session.scalars(select(Bot.url).join(MatchSeat, MatchSeat.bot_id == Bot.id)
                                                    .where(MatchSeat.match_id == match_id))))
         done = session.execute(
             update(Match)
             .where(Match.id == match_id, Match.status.in_([MatchStatus.RUNNING, MatchStatus.QUEUED]))
-            .values(status=MatchStatus.FINISHED, result=result, finished_at=utcnow(), lease_until=None,
-                    steps=len(replay["steps"]), replay_gz=compress(replay))
+            .values(status=MatchStatus.VOID if void else MatchStatus.FINISHED, error=void, result=result,
+                    finished_at=utcnow(), lease_until=None, steps=len(replay["steps"]), replay_gz=compress(replay))
             .execution_options(synchronize_session=False)
         )
         if done.rowcount != 1:
             session.rollback()
             return False
+        if void:  # recorded, never rated; still done for its tournament
+            record_void_seats(session, match_id, replay)
+            _finish_tournament_if_done(session, match_id)
+            return True
         seats = {row.seat: row for row in session.scalars(select(MatchSeat).where(MatchSeat.match_id == match_id))}
         per_seat = _seat_latencies(replay)
         for seat, row in seats.items():

@@ -114,7 +114,7 @@ def progress(session: Session, tournament_id: int) -> dict[str, int]:
         select(Match.status, func.count()).where(Match.tournament_id == tournament_id).group_by(Match.status)
     ).all())
     total = sum(counts.values())
-    done = counts.get(MatchStatus.FINISHED, 0) + counts.get(MatchStatus.ERROR, 0)
+    done = counts.get(MatchStatus.FINISHED, 0) + counts.get(MatchStatus.ERROR, 0) + counts.get(MatchStatus.VOID, 0)
     return {"done": done, "total": total, "running": counts.get(MatchStatus.RUNNING, 0),
             "queued": counts.get(MatchStatus.QUEUED, 0), "cancelled": counts.get(MatchStatus.CANCELLED, 0),
             "errors": counts.get(MatchStatus.ERROR, 0)}

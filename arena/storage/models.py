@@ -48,6 +48,7 @@ class MatchStatus(StrEnum):
     FINISHED = "finished"
     CANCELLED = "cancelled"
     ERROR = "error"  # the match could not be set up (a bug or a bad parameter): never retried
+    VOID = "void"  # every seat forfeited before playing: recorded (reason in ``error``), never rated
 
 
 class Base(DeclarativeBase):
