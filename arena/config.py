@@ -32,6 +32,7 @@ class Settings:
     open_signup: bool = True
     allow_loopback_bots: bool = True
     allow_bot_networks: str = ""  # comma-separated CIDRs trusted to hold bots, e.g. a private bots-only network
+    deny_bot_addresses: str = ""  # comma-separated addresses/CIDRs never contacted (the arena's own, a gateway)
     queue_name: str = "arena-matches"
     decision_ms: int = 1000
     start_ms: int = 5000
@@ -99,10 +100,11 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
     if settings.production and "ARENA_LOG_JSON" not in environ and "log_json" not in overrides:
         settings = replace(settings, log_json=True)
     settings = replace(settings, **overrides)
-    try:
-        parse_networks(settings.allow_bot_networks)
-    except ValueError as exc:
-        raise ConfigError(f"ARENA_ALLOW_BOT_NETWORKS: {exc}") from None
+    for name in ("allow_bot_networks", "deny_bot_addresses"):
+        try:
+            parse_networks(getattr(settings, name))
+        except ValueError as exc:
+            raise ConfigError(f"ARENA_{name.upper()}: {exc}") from None
     if not settings.secret_key:
         if settings.production:
             raise ConfigError("ARENA_SECRET_KEY is required when ARENA_ENV=production")

@@ -25,9 +25,11 @@ HealthCheck = Callable[[str, str, str, Settings], HealthReport]
 
 def address_guard(settings: Settings) -> AddressPolicy:
     """Production refuses every non-global address; development also allows loopback; an operator may
-    trust extra networks (ARENA_ALLOW_BOT_NETWORKS)."""
+    trust extra networks (ARENA_ALLOW_BOT_NETWORKS) and refuse specific addresses whatever else holds
+    (ARENA_DENY_BOT_ADDRESSES: the arena's own, a gateway)."""
     return AddressPolicy(allow_loopback=settings.allow_loopback_bots,
-                         allowed_networks=parse_networks(settings.allow_bot_networks))
+                         allowed_networks=parse_networks(settings.allow_bot_networks),
+                         denied=parse_networks(settings.deny_bot_addresses))
 
 
 def default_health_check(url: str, secret: str, game: str, settings: Settings) -> HealthReport:
