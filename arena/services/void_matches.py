@@ -21,8 +21,9 @@ VOID_REASON = "every seat forfeited before playing a move of its own; the match 
 
 def void_reason(replay: dict[str, Any]) -> str | None:
     """Why the match is void, or None when at least one seat played (or none forfeited)."""
-    players = len(replay["players"])
-    if players == 0 or len(set(replay["result"]["forfeited"])) < players:
+    result = replay["result"]
+    players = len(result["ranks"])
+    if players == 0 or len(set(result.get("forfeited", ()))) < players:
         return None
     played = any(not decision["default"] for step in replay["steps"] for decision in step["decisions"])
     return None if played else VOID_REASON

@@ -64,7 +64,7 @@ def test_match_where_every_seat_forfeited_before_playing_is_rated(context, app) 
 
 
 def _replay(forfeited: list[int], defaults: list[bool]) -> dict:
-    return {"players": [{}, {}], "result": {"forfeited": forfeited},
+    return {"result": {"ranks": [1, 2], "forfeited": forfeited},
             "steps": [{"decisions": [{"default": d}]} for d in defaults]}
 
 
