@@ -148,8 +148,9 @@ def spec() -> dict[str, Any]:
             },
             "/api/bots/{bot_id}": {
                 "get": _op("one bot", 200, {"$ref": "#/components/schemas/Bot"}, 404, params=[_path_id("bot_id")]),
-                "patch": _op("change a bot (owner only)", 200, {"$ref": "#/components/schemas/Bot"},
-                             400, 401, 403, 404, 409, 413, 422, body="BotUpdate", auth=True,
+                "patch": _op("change a bot (owner only); a new URL is health-checked", 200,
+                             {"$ref": "#/components/schemas/Bot"}, 400, 401, 403, 404, 409, 413, 422, 429,
+                             body="BotUpdate", auth=True,
                              params=[_path_id("bot_id")]),
                 "delete": _op("retire a bot (owner only)", 204, None, 401, 403, 404, auth=True,
                               params=[_path_id("bot_id")]),
