@@ -18,6 +18,7 @@ from arena.config import Settings
 from arena.storage.db import Database
 from arena.storage.models import Bot
 from referee.health import HealthReport
+from tests import bot_zoo
 from tests.arena.helpers import auth, token_for
 from tests.pages.builders import csrf_token, log_in
 
@@ -120,3 +121,42 @@ def test_changing_a_bot_is_rate_limited_like_submitting_one(sqlite_context) -> N
     codes = [client.patch(f"/api/bots/{bot['id']}", json={"url": f"http://127.0.0.1:{port}"},
                           headers=auth(token)).status_code for port in (10, 11, 12)]
     assert codes == [200, 200, 429]
+
+
+def test_sqlite_write_lock_held_during_health_check_eight_slow_bots(tmp_path, settings) -> None:
+    """As reported: eight slow registrations at once (a real bot on loopback that takes 1.5 s to answer
+    GET /, through the real health check); meanwhile other requests' writes take milliseconds."""
+    from arena.web import create_app
+
+    db = Database(f"sqlite:///{tmp_path / 'arena.db'}")
+    db.migrate()
+    context = Context(settings=replace(settings, rate_limits=False), db=db, queue=None)
+    try:
+        tokens = [token_for(context, f"user-{i}") for i in range(8)]
+        with bot_zoo.zoo_bot(bot_zoo.late(1.5)) as slow:
+            codes: list[int] = []
+
+            def submit(token: str) -> None:
+                client = create_app(context=context).test_client()
+                codes.append(client.post("/api/bots", json={"name": "slow", "url": slow.url, "game": "piranha-pedro"},
+                                         headers=auth(token)).status_code)
+
+            threads = [threading.Thread(target=submit, args=(token,), daemon=True) for token in tokens]
+            for thread in threads:
+                thread.start()
+            deadline = time.monotonic() + 5
+            while len(slow.requests) < 8 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert len(slow.requests) == 8, "the health checks did not all start"
+            other = create_app(context=context).test_client()
+            waits = []
+            for i in range(3):
+                t0 = time.perf_counter()
+                assert other.post("/api/accounts", json={"name": f"quick-{i}"}).status_code == 201
+                waits.append(time.perf_counter() - t0)
+            for thread in threads:
+                thread.join(20)
+        assert max(waits) < 0.5, waits
+        assert codes == [201] * 8, codes
+    finally:
+        db.dispose()
