@@ -35,6 +35,7 @@ class Settings:
     open_signup: bool = True
     allow_loopback_bots: bool = True
     allow_bot_networks: str = ""  # comma-separated CIDRs trusted to hold bots, e.g. a private bots-only network
+    deny_bot_addresses: str = ""  # comma-separated addresses/CIDRs never contacted (the arena's own, a gateway)
     queue_name: str = "arena-matches"
     decision_ms: int = 1000
     start_ms: int = 5000
@@ -123,12 +124,13 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
     if settings.production and "ARENA_LOG_JSON" not in environ and "log_json" not in overrides:
         settings = replace(settings, log_json=True)
     settings = replace(settings, **overrides)
+    for name in ("allow_bot_networks", "deny_bot_addresses"):
+        try:
+            parse_networks(getattr(settings, name))
+        except ValueError as exc:
+            raise ConfigError(f"ARENA_{name.upper()}: {exc}") from None
     if settings.session_days < 1:
         raise ConfigError(f"ARENA_SESSION_DAYS must be at least 1, not {settings.session_days}")
-    try:
-        parse_networks(settings.allow_bot_networks)
-    except ValueError as exc:
-        raise ConfigError(f"ARENA_ALLOW_BOT_NETWORKS: {exc}") from None
     if settings.production and settings.secret_key and not settings.deal_secret:  # every host derives the same key
         settings = replace(settings, deal_secret=hmac.new(settings.secret_key.encode("utf-8"), b"arena deal seeds",
                                                           hashlib.sha256).hexdigest())

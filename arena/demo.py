@@ -40,19 +40,19 @@ def _register_bots(context: Context, owner_id: int) -> tuple[dict[str, list[int]
                 server = start_in_thread(make(number))
                 servers.append(server)
                 name = f"{prefix}-{kind}-{number}"
-                with context.db.session() as session:
-                    owner = session.get(Account, owner_id)
-                    assert owner is not None
-                    bot = session.scalar(select(Bot).where(Bot.owner_id == owner_id, Bot.name == name))
-                    if bot is None:
-                        bot, secret = bot_service.register_bot(session, owner, name, server.url, game,
-                                                               context.settings, context.health_check)
-                    else:
-                        bot = bot_service.update_bot(session, bot.id, owner, {"url": server.url, "status": "active"},
-                                                     context.settings, context.health_check)
-                        secret = bot.secret
-                    server.bot.secret = secret
-                    by_game.setdefault(game, []).append(bot.id)
+                with context.db.session(readonly=True) as session:  # health checks run outside transactions
+                    existing = session.execute(select(Bot.id, Bot.secret)
+                                               .where(Bot.owner_id == owner_id, Bot.name == name)).first()
+                if existing is None:
+                    data, secret = bot_service.submit_bot(context.db, owner_id, name, server.url, game,
+                                                          context.settings, context.health_check)
+                    bot_id = data["id"]
+                else:
+                    bot_id, secret = existing
+                    bot_service.change_bot(context.db, bot_id, owner_id, {"url": server.url, "status": "active"},
+                                           context.settings, context.health_check)
+                server.bot.secret = secret
+                by_game.setdefault(game, []).append(bot_id)
     return by_game, servers
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import requests
 
 from referee import protocol
-from referee.bot_transport import AddressGuard, ConnectionTracker, Resolver, bot_session, resolve
+from referee.bot_transport import DNS_TIMEOUT_S, AddressGuard, ConnectionTracker, Resolver, bot_session, resolve
 from referee.errors import UnsafeURL
 from referee.faults import Fault, FaultKind, excerpt
 from referee.url_guard import check_url_shape
@@ -56,12 +56,13 @@ class BotClient:
         max_response_bytes: int = 64 * 1024,
         guard: AddressGuard | None = None,
         resolver: Resolver = resolve,
+        dns_timeout_s: float = DNS_TIMEOUT_S,
     ) -> None:
         self.url = check_url_shape(url)
         self.secret = secret
         self.max_response_bytes = max_response_bytes
         self.tracker = ConnectionTracker()
-        self.session = bot_session(self.tracker, guard, resolver)
+        self.session = bot_session(self.tracker, guard, resolver, dns_timeout_s)
         self._busy = threading.Lock()  # one request at a time on this seat's connection
 
     def close(self) -> None:
@@ -69,21 +70,23 @@ class BotClient:
         self.session.close()
 
     def start_call(
-        self, pool: Executor, method: str, path: str, body: bytes | None, headers: dict[str, str], budget_s: float
+        self, pool: Executor, method: str, path: str, body: bytes | None, headers: dict[str, str], budget_s: float,
+        empty_ok: bool = False,
     ) -> PendingCall:
         started = time.perf_counter()
         deadline = started + max(budget_s, 0.0)
-        future = pool.submit(self._perform, method, path, body, headers, deadline)
+        future = pool.submit(self._perform, method, path, body, headers, deadline, empty_ok)
         return PendingCall(self, future, started, deadline)
 
     def call(self, watchdog: Watchdog, method: str, path: str, body: bytes | None, headers: dict[str, str],
-             budget_s: float) -> Reply:
-        """Make the call in this thread; the watchdog cuts the connection at the deadline."""
+             budget_s: float, empty_ok: bool = False) -> Reply:
+        """Make the call in this thread; the watchdog cuts the connection at the deadline. ``empty_ok``:
+        an empty 2xx body is a fine answer (``/start`` and ``/end``), with ``data`` None."""
         started = time.perf_counter()
         deadline = started + max(budget_s, 0.0)
         entry = watchdog.arm(deadline, self.tracker)
         try:
-            return self._perform(method, path, body, headers, deadline)
+            return self._perform(method, path, body, headers, deadline, empty_ok)
         finally:
             watchdog.disarm(entry)
 
@@ -91,16 +94,17 @@ class BotClient:
         return protocol.headers(match_id, turn, self.secret, body)
 
     # -- runs in a worker thread -------------------------------------------------------------------
-    def _perform(self, method: str, path: str, body: bytes | None, headers: dict[str, str], deadline: float) -> Reply:
+    def _perform(self, method: str, path: str, body: bytes | None, headers: dict[str, str], deadline: float,
+                 empty_ok: bool = False) -> Reply:
         with self._busy:
             t0 = time.perf_counter()
             try:
-                return self._exchange(method, path, body, headers, t0, deadline)
+                return self._exchange(method, path, body, headers, t0, deadline, empty_ok)
             except Exception as exc:  # the last line of defence: a bot can never crash the referee
                 return _fault(FaultKind.CONNECTION, f"unexpected failure: {exc!r}", t0)
 
     def _exchange(self, method: str, path: str, body: bytes | None, headers: dict[str, str], t0: float,
-                  deadline: float) -> Reply:
+                  deadline: float, empty_ok: bool) -> Reply:
         remaining = deadline - t0
         if remaining <= 0:
             return _fault(FaultKind.TIMEOUT, "no time left for this call", t0)
@@ -118,9 +122,9 @@ class BotClient:
         except (requests.exceptions.RequestException, OSError) as exc:
             return self._network_fault(exc, t0, deadline)
         with response:
-            return self._read(response, t0, deadline)
+            return self._read(response, t0, deadline, empty_ok)
 
-    def _read(self, response: requests.Response, t0: float, deadline: float) -> Reply:
+    def _read(self, response: requests.Response, t0: float, deadline: float, empty_ok: bool) -> Reply:
         status = response.status_code
         try:
             if not 200 <= status < 300:
@@ -146,6 +150,8 @@ class BotClient:
         if time.perf_counter() > deadline:
             return Reply(None, latency_ms, Fault(FaultKind.TIMEOUT, "answer completed after the deadline",
                                                  latency_ms, excerpt(bytes(data))), status)
+        if empty_ok and not data.strip():
+            return Reply(None, latency_ms, None, status)
         try:
             parsed = parse_json(bytes(data))
         except (ValueError, RecursionError) as exc:
@@ -154,6 +160,8 @@ class BotClient:
         return Reply(parsed, latency_ms, None, status)
 
     def _network_fault(self, exc: BaseException, t0: float, deadline: float) -> Reply:
+        if "name resolution timed out" in str(exc):
+            return _fault(FaultKind.TIMEOUT, "name resolution of the bot's host did not finish in time", t0)
         if time.perf_counter() >= deadline or isinstance(exc, requests.exceptions.Timeout):
             return _fault(FaultKind.TIMEOUT, "no complete answer before the deadline", t0)
         return _fault(FaultKind.CONNECTION, _short(exc), t0)
@@ -207,6 +215,7 @@ class Call:
     body: bytes | None
     headers: dict[str, str]
     budget_s: float
+    empty_ok: bool = False  # an empty 2xx body is a fine answer (/start, /end)
 
 
 class Asker:
@@ -220,7 +229,7 @@ class Asker:
     def ask(self, calls: dict[int, Call]) -> dict[int, Reply]:
         if len(calls) == 1:
             ((seat, c),) = calls.items()
-            return {seat: c.client.call(self.watchdog, c.method, c.path, c.body, c.headers, c.budget_s)}
-        pending = {seat: c.client.start_call(self.pool, c.method, c.path, c.body, c.headers, c.budget_s)
+            return {seat: c.client.call(self.watchdog, c.method, c.path, c.body, c.headers, c.budget_s, c.empty_ok)}
+        pending = {seat: c.client.start_call(self.pool, c.method, c.path, c.body, c.headers, c.budget_s, c.empty_ok)
                    for seat, c in calls.items()}
         return {seat: p.wait() for seat, p in pending.items()}

@@ -10,6 +10,10 @@ Two things ``requests`` cannot do alone, done at the connection level:
   guard, and the connection goes to the checked address itself, so a DNS answer that changes between
   check and connect (rebinding) cannot reach a refused address. A refusal happens before any
   connection attempt.
+- **Bounded name resolution.** ``getaddrinfo`` cannot be interrupted and happens before there is a
+  socket for the watchdog to cut, so a bot whose DNS server is slow would overrun its deadline. The
+  resolver runs in a thread of its own; the request stops waiting at the call's deadline or at
+  ``DNS_TIMEOUT_S``, whichever comes first, and fails as a connect timeout (a ``timeout`` fault).
 """
 
 from __future__ import annotations
@@ -30,6 +34,10 @@ from referee.errors import UnsafeURL
 AddressGuard = Callable[[str, int], None]  # (ip, port) -> None or raise UnsafeURL
 Resolver = Callable[[str, int], list[str]]
 
+DNS_TIMEOUT_S = 2.0  # the most one name resolution may take, whatever the call's budget
+MAX_RESOLVING = 64  # resolutions still running (abandoned ones included) before new ones are refused
+_resolving = threading.BoundedSemaphore(MAX_RESOLVING)
+
 
 def resolve(host: str, port: int) -> list[str]:
     """Every address ``host`` resolves to, in the resolver's order."""
@@ -39,6 +47,37 @@ def resolve(host: str, port: int) -> list[str]:
         if sockaddr[0] not in seen:
             seen.append(sockaddr[0])
     return seen
+
+
+class ResolveTimeout(OSError):
+    """Name resolution did not finish in time."""
+
+
+def resolve_within(resolver: Resolver, host: str, port: int, timeout_s: float) -> list[str]:
+    """``resolver(host, port)``, waited for ``timeout_s`` at most. An abandoned resolution finishes in
+    its daemon thread when the system resolver gives up; at most ``MAX_RESOLVING`` run at once, so a
+    flood of slow names cannot pile up threads."""
+    if not _resolving.acquire(blocking=False):
+        raise socket.gaierror(f"too many name resolutions in progress to resolve {host!r}")
+    outcome: list[list[str] | BaseException] = []
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            outcome.append(resolver(host, port))
+        except BaseException as exc:  # handed to the waiting caller
+            outcome.append(exc)
+        finally:
+            _resolving.release()
+            done.set()
+
+    threading.Thread(target=work, name="arena-resolve", daemon=True).start()
+    if not done.wait(max(timeout_s, 0.0)):
+        raise ResolveTimeout(f"name resolution of {host!r} took longer than {timeout_s:.3g} s")
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
 
 
 class ConnectionTracker:
@@ -63,14 +102,17 @@ class ConnectionTracker:
 
 
 def _connection_classes(
-    guard: AddressGuard | None, resolver: Resolver, tracker: ConnectionTracker
+    guard: AddressGuard | None, resolver: Resolver, tracker: ConnectionTracker, dns_timeout_s: float
 ) -> tuple[type[HTTPConnectionPool], type[HTTPSConnectionPool]]:
     """Pool classes whose connections are tracked and guarded (built per client: no globals)."""
 
     def new_conn(conn: HTTPConnection) -> socket.socket:
         host, port = conn._dns_host, conn.port
+        budget = conn.timeout if isinstance(conn.timeout, int | float) else dns_timeout_s
         try:
-            addresses = resolver(host, port)
+            addresses = resolve_within(resolver, host, port, min(budget, dns_timeout_s))
+        except ResolveTimeout as exc:
+            raise ConnectTimeoutError(conn, f"name resolution timed out: {exc}") from exc
         except OSError as exc:
             raise NameResolutionError(conn.host, conn, exc) from exc
         if not addresses:
@@ -117,8 +159,8 @@ class BotAdapter(HTTPAdapter):
     connection per seat)."""
 
     def __init__(self, tracker: ConnectionTracker, guard: AddressGuard | None = None,
-                 resolver: Resolver = resolve) -> None:
-        self._pools = _connection_classes(guard, resolver, tracker)
+                 resolver: Resolver = resolve, dns_timeout_s: float = DNS_TIMEOUT_S) -> None:
+        self._pools = _connection_classes(guard, resolver, tracker, dns_timeout_s)
         super().__init__(pool_connections=1, pool_maxsize=2, max_retries=0)
 
     def init_poolmanager(self, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -136,15 +178,16 @@ class BotSession(requests.Session):
 
 
 def bot_session(tracker: ConnectionTracker, guard: AddressGuard | None = None,
-                resolver: Resolver = resolve) -> requests.Session:
+                resolver: Resolver = resolve, dns_timeout_s: float = DNS_TIMEOUT_S) -> requests.Session:
     """A session that talks only to bots: no proxies from the environment, no redirects, no retries."""
     session = BotSession()
     session.trust_env = False
-    adapter = BotAdapter(tracker, guard, resolver)
+    adapter = BotAdapter(tracker, guard, resolver, dns_timeout_s)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     session.headers["User-Agent"] = "arena-referee/1"
     return session
 
 
-__all__ = ["AddressGuard", "BotAdapter", "ConnectionTracker", "UnsafeURL", "bot_session", "resolve"]
+__all__ = ["DNS_TIMEOUT_S", "AddressGuard", "BotAdapter", "ConnectionTracker", "UnsafeURL", "bot_session", "resolve",
+           "resolve_within"]

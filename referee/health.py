@@ -1,5 +1,9 @@
 """Health check of a bot before it is admitted: ``GET /`` identity, then a trial ``/act`` on a sample
-state of the game, through the same guarded, deadline-bound client the matches use."""
+state of the game, through the same guarded, deadline-bound client the matches use.
+
+The problems reported name the kind of each problem (fault kind, HTTP status, which schema rule)
+and never quote what the bot sent: a user could otherwise aim the check at a service the arena can
+reach and read its answers back from the refusal."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from referee import protocol
 from referee.bot_client import BotClient, Reply
 from referee.bot_transport import AddressGuard, Resolver, resolve
 from referee.errors import RulesError, UnsafeURL
+from referee.faults import FaultKind
 from referee.games import get_game
 from referee.watchdog import Watchdog
 
@@ -47,9 +52,19 @@ def check_bot(url: str, secret: str, game_name: str, guard: AddressGuard | None 
 
 
 def _describe(reply: Reply, what: str) -> str:
-    assert reply.fault is not None
-    detail = f" ({reply.fault.excerpt})" if reply.fault.excerpt else ""
-    return f"{what}: {reply.fault.kind}: {reply.fault.message}{detail}"
+    """The fault's kind and status code; the guard's own message for a refused address (it quotes
+    the arena's rule, not the bot)."""
+    fault = reply.fault
+    assert fault is not None
+    if fault.kind == FaultKind.UNSAFE_URL:
+        return f"{what}: {fault.kind}: {fault.message}"
+    status = f" (HTTP {reply.status})" if reply.status is not None else ""
+    return f"{what}: {fault.kind}{status}"
+
+
+def _schema_rule(exc: jsonschema.ValidationError) -> str:
+    """Where the answer broke the schema, in the schema's own words (never the answer's values)."""
+    return "/".join(str(part) for part in exc.relative_schema_path)
 
 
 def _identity(client: BotClient, watchdog: Watchdog, timeout_ms: int, game_name: str,
@@ -62,11 +77,11 @@ def _identity(client: BotClient, watchdog: Watchdog, timeout_ms: int, game_name:
     try:
         jsonschema.validate(reply.data, protocol.schema("bot_info"))
     except jsonschema.ValidationError as exc:
-        report.problems.append(f"GET / must answer the bot_info schema: {exc.message}")
+        report.problems.append(f"GET / must answer the bot_info schema (rule {_schema_rule(exc)})")
         return None
     games = reply.data["games"]
     if game_name not in games and "*" not in games:
-        report.problems.append(f"the bot lists games {games}, not {game_name!r}")
+        report.problems.append(f"the bot's games do not include {game_name!r}")
     return dict(reply.data)
 
 
@@ -88,5 +103,5 @@ def _trial_act(client: BotClient, watchdog: Watchdog, timeout_ms: int, game_name
         return
     try:
         game.canonical_action(state, seat, reply.data["action"])
-    except RulesError as exc:
-        report.problems.append(f"trial POST /act answered an illegal action: {exc}")
+    except RulesError:
+        report.problems.append("trial POST /act answered an illegal action")

@@ -143,7 +143,7 @@ def _start(game: Game, seats: list[Seat], asker: Asker, match_id: str, params: d
         if seat.client is not None:
             body = protocol.encode(protocol.start_body(match_id, game.spec.name, params, seat.seat, players, tc))
             headers = seat.client.signed_headers(match_id, 0, body)
-            calls[seat.seat] = Call(seat.client, "POST", "/start", body, headers, tc.start_ms / 1000)
+            calls[seat.seat] = Call(seat.client, "POST", "/start", body, headers, tc.start_ms / 1000, empty_ok=True)
     for index, reply in asker.ask(calls).items():
         seat = seats[index]
         if reply.fault is not None:
@@ -244,7 +244,7 @@ def _end(game: Game, seats: list[Seat], asker: Asker, match_id: str, result: dic
             continue
         body = protocol.encode(protocol.end_body(match_id, game.spec.name, seat.seat, result, result["forfeited"]))
         headers = seat.client.signed_headers(match_id, turn, body)
-        calls[seat.seat] = Call(seat.client, "POST", "/end", body, headers, tc.start_ms / 1000)
+        calls[seat.seat] = Call(seat.client, "POST", "/end", body, headers, tc.start_ms / 1000, empty_ok=True)
     for index, reply in asker.ask(calls).items():
         if reply.fault is not None:
             seats[index].record(reply.fault, turn, "/end")

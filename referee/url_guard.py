@@ -5,6 +5,11 @@ metadata at 169.254.169.254 included), multicast, reserved, unspecified, shared 
 forms that embed such an IPv4 address (mapped, 6to4, NAT64). Development allows loopback, so bots on
 the same machine can play. The check runs on resolved addresses at connect time (see
 ``bot_transport``), so DNS rebinding cannot slip past it.
+
+An operator may trust private networks that hold only bots (``allowed_networks``). Inside such a
+network the network, first-host (where Docker and most routers put the gateway: the host itself) and
+broadcast addresses stay refused, and a deny-list (``denied``: e.g. the arena's own addresses) wins over
+everything.
 """
 
 from __future__ import annotations
@@ -29,20 +34,37 @@ def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
     return None
 
 
-def address_problem(address: str, allow_loopback: bool,
-                    allowed_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()) -> str | None:
+Networks = tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
+
+
+def _infrastructure(ip: ipaddress.IPv4Address | ipaddress.IPv6Address,
+                    net: ipaddress.IPv4Network | ipaddress.IPv6Network) -> bool:
+    """The network's own, first-host (gateway) or IPv4 broadcast address: never a bot's."""
+    if net.num_addresses < 4:
+        return False
+    return ip in (net.network_address, net.network_address + 1) or (ip.version == 4 and ip == net.broadcast_address)
+
+
+def address_problem(address: str, allow_loopback: bool, allowed_networks: Networks = (),
+                    denied: Networks = ()) -> str | None:
     """Why ``address`` must not be contacted, or None when it may be. ``allowed_networks`` are trusted
-    exceptions an operator configured (e.g. a private network that only holds bots)."""
+    exceptions an operator configured (e.g. a private network that only holds bots); ``denied``
+    addresses are refused whatever else holds."""
     try:
         ip = ipaddress.ip_address(address.split("%", 1)[0])
     except ValueError:
         return f"{address!r} is not an IP address"
-    if any(ip.version == net.version and ip in net for net in allowed_networks):
-        return None
+    if any(ip.version == net.version and ip in net for net in denied):
+        return f"{address} is on the arena's deny list"
+    for net in allowed_networks:
+        if ip.version == net.version and ip in net:
+            if _infrastructure(ip, net):
+                return f"{address} is the network, gateway or broadcast address of the trusted network {net}"
+            return None
     if isinstance(ip, ipaddress.IPv6Address):
         inner = _embedded_ipv4(ip)
         if inner is not None:
-            problem = address_problem(str(inner), allow_loopback, allowed_networks)
+            problem = address_problem(str(inner), allow_loopback, allowed_networks, denied)
             return f"{address} embeds {inner}: {problem}" if problem else None
     if ip.is_loopback:
         return None if allow_loopback else f"{address} is a loopback address"
@@ -62,7 +84,7 @@ def address_problem(address: str, allow_loopback: bool,
     return None
 
 
-def parse_networks(text: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+def parse_networks(text: str) -> Networks:
     """``"10.89.0.0/24, fd00:b07::/64"`` -> networks; a clear error for anything else."""
     networks = []
     for part in (p.strip() for p in text.split(",")):
@@ -77,13 +99,13 @@ def parse_networks(text: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Net
 class AddressPolicy:
     """The guard the bot transport calls with every resolved address before connecting."""
 
-    def __init__(self, allow_loopback: bool,
-                 allowed_networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()) -> None:
+    def __init__(self, allow_loopback: bool, allowed_networks: Networks = (), denied: Networks = ()) -> None:
         self.allow_loopback = allow_loopback
         self.allowed_networks = allowed_networks
+        self.denied = denied
 
     def __call__(self, address: str, port: int) -> None:
-        problem = address_problem(address, self.allow_loopback, self.allowed_networks)
+        problem = address_problem(address, self.allow_loopback, self.allowed_networks, self.denied)
         if problem:
             raise UnsafeURL(f"refused to contact {address} port {port}: {problem}")
 

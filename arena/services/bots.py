@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from arena.config import Settings
 from arena.services.errors import Conflict, Forbidden, Invalid, NotFound, require_id
+from arena.storage.db import Database
 from arena.storage.models import Account, Bot, BotStatus
 from referee.errors import UnsafeURL
 from referee.games import GAMES
@@ -24,9 +25,11 @@ HealthCheck = Callable[[str, str, str, Settings], HealthReport]
 
 def address_guard(settings: Settings) -> AddressPolicy:
     """Production refuses every non-global address; development also allows loopback; an operator may
-    trust extra networks (ARENA_ALLOW_BOT_NETWORKS)."""
+    trust extra networks (ARENA_ALLOW_BOT_NETWORKS) and refuse specific addresses whatever else holds
+    (ARENA_DENY_BOT_ADDRESSES: the arena's own, a gateway)."""
     return AddressPolicy(allow_loopback=settings.allow_loopback_bots,
-                         allowed_networks=parse_networks(settings.allow_bot_networks))
+                         allowed_networks=parse_networks(settings.allow_bot_networks),
+                         denied=parse_networks(settings.deny_bot_addresses))
 
 
 def default_health_check(url: str, secret: str, game: str, settings: Settings) -> HealthReport:
@@ -68,19 +71,58 @@ def _validate(name: Any, url: Any, game: Any) -> tuple[str, str, str]:
 
 def register_bot(session: Session, owner: Account, name: Any, url: Any, game: Any, settings: Settings,
                  health_check: HealthCheck = default_health_check) -> tuple[Bot, str]:
-    """Validate, health-check, store. Returns the bot and its signing secret (shown once)."""
+    """Validate, health-check, store. Returns the bot and its signing secret (shown once).
+
+    The health check runs before ``session`` is first used, so a fresh session holds no lock while the
+    bot is called; web requests use ``submit_bot``, which also checks the name first."""
     name, url, game = _validate(name, url, game)
-    if session.scalar(select(Bot.id).where(Bot.owner_id == owner.id, Bot.name == name)) is not None:
-        raise Conflict(f"you already have a bot called {name!r}")
     secret = secrets.token_hex(24)
+    info = _health(url, secret, game, settings, health_check, "the bot failed its health check")
+    return _store(session, owner, name, url, game, secret, info), secret
+
+
+def submit_bot(db: Database, owner_id: int, name: Any, url: Any, game: Any, settings: Settings,
+               health_check: HealthCheck = default_health_check) -> tuple[dict[str, Any], str]:
+    """``register_bot`` for a web request: the bot is called outside any transaction (a health check
+    takes seconds, and SQLite has one write lock for everybody). Returns the bot's JSON and secret."""
+    name, url, game = _validate(name, url, game)
+    with db.session(readonly=True) as session:
+        _name_free(session, owner_id, name)
+    secret = secrets.token_hex(24)
+    info = _health(url, secret, game, settings, health_check, "the bot failed its health check")
+    with db.session() as session:
+        owner = session.get(Account, owner_id)
+        if owner is None:
+            raise NotFound("your account no longer exists")
+        bot = _store(session, owner, name, url, game, secret, info)
+        return bot_json(bot, owner), secret
+
+
+def _name_free(session: Session, owner_id: int, name: str, bot_id: int | None = None) -> None:
+    query = select(Bot.id).where(Bot.owner_id == owner_id, Bot.name == name)
+    if bot_id is not None:
+        query = query.where(Bot.id != bot_id)
+    if session.scalar(query) is not None:
+        raise Conflict(f"you already have a bot called {name!r}")
+
+
+def _health(url: str, secret: str, game: str, settings: Settings, health_check: HealthCheck,
+            refusal: str) -> dict[str, Any]:
+    """The bot's identity, or ``Invalid`` naming what failed; never called inside a transaction."""
     report = health_check(url, secret, game, settings) if settings.health_check else HealthReport(ok=True)
     if not report.ok:
-        raise Invalid("the bot failed its health check", {"problems": report.problems})
-    bot = Bot(owner_id=owner.id, owner=owner, name=name, url=url, game=game, secret=secret, info=report.info,
+        raise Invalid(refusal, {"problems": report.problems})
+    return report.info
+
+
+def _store(session: Session, owner: Account, name: str, url: str, game: str, secret: str,
+           info: dict[str, Any]) -> Bot:
+    _name_free(session, owner.id, name)  # again: another request may have taken the name meanwhile
+    bot = Bot(owner_id=owner.id, owner=owner, name=name, url=url, game=game, secret=secret, info=info,
               status=BotStatus.ACTIVE)
     session.add(bot)
     session.flush()
-    return bot, secret
+    return bot
 
 
 def get_bot(session: Session, bot_id: int) -> Bot:
@@ -110,27 +152,61 @@ def _owned(session: Session, bot_id: int, account: Account) -> Bot:
 
 def update_bot(session: Session, bot_id: int, account: Account, changes: dict[str, Any], settings: Settings,
                health_check: HealthCheck = default_health_check) -> Bot:
-    """Rename, move to a new URL (health-checked again) or switch status; owner only."""
+    """Rename, move to a new URL (health-checked again) or switch status; owner only. Scripts and tests
+    use it; web requests use ``change_bot``, which calls the bot outside any transaction."""
     bot = _owned(session, bot_id, account)
+    name, url = _checked_changes(session, bot, changes)
+    info = None
+    if url != bot.url:
+        info = _health(url, bot.secret, bot.game, settings, health_check, "the new URL failed its health check")
+    return _apply(session, bot, changes, name, url, info)
+
+
+def change_bot(db: Database, bot_id: int, account_id: int, changes: dict[str, Any], settings: Settings,
+               health_check: HealthCheck = default_health_check) -> dict[str, Any]:
+    """``update_bot`` for a web request: checks in a read-only unit, health check with no transaction
+    open, then the write. Returns the bot's JSON as its owner sees it."""
+    with db.session(readonly=True) as session:
+        bot = _owned_by_id(session, bot_id, account_id)
+        name, url = _checked_changes(session, bot, changes)
+        info = None
+        moved, secret, game = url != bot.url, bot.secret, bot.game
+    if moved:
+        info = _health(url, secret, game, settings, health_check, "the new URL failed its health check")
+    with db.session() as session:
+        bot = _owned_by_id(session, bot_id, account_id)
+        _checked_changes(session, bot, changes)
+        _apply(session, bot, changes, name, url, info)
+        return bot_json(bot, bot.owner)
+
+
+def _owned_by_id(session: Session, bot_id: int, account_id: int) -> Bot:
+    account = session.get(Account, account_id)
+    if account is None:
+        raise NotFound("your account no longer exists")
+    return _owned(session, bot_id, account)
+
+
+def _checked_changes(session: Session, bot: Bot, changes: dict[str, Any]) -> tuple[str, str]:
+    """The bot's name and URL after ``changes``, validated (reads only)."""
     unknown = sorted(set(changes) - {"name", "url", "status"})
     if unknown:
         raise Invalid(f"unknown field(s) {unknown}; you may change name, url and status")
-    name = changes.get("name", bot.name)
-    url = changes.get("url", bot.url)
-    name, url, _ = _validate(name, url, bot.game)
-    if "status" in changes:
-        if changes["status"] not in (BotStatus.ACTIVE, BotStatus.DISABLED):
-            raise Invalid("status must be 'active' or 'disabled'")
-        bot.status = changes["status"]
+    name, url, _ = _validate(changes.get("name", bot.name), changes.get("url", bot.url), bot.game)
+    if "status" in changes and changes["status"] not in (BotStatus.ACTIVE, BotStatus.DISABLED):
+        raise Invalid("status must be 'active' or 'disabled'")
     if name != bot.name:
-        if session.scalar(select(Bot.id).where(Bot.owner_id == account.id, Bot.name == name)) is not None:
-            raise Conflict(f"you already have a bot called {name!r}")
-        bot.name = name
-    if url != bot.url:
-        report = health_check(url, bot.secret, bot.game, settings) if settings.health_check else HealthReport(ok=True)
-        if not report.ok:
-            raise Invalid("the new URL failed its health check", {"problems": report.problems})
-        bot.url, bot.info = url, report.info
+        _name_free(session, bot.owner_id, name, bot.id)
+    return name, url
+
+
+def _apply(session: Session, bot: Bot, changes: dict[str, Any], name: str, url: str,
+           info: dict[str, Any] | None) -> Bot:
+    if "status" in changes:
+        bot.status = changes["status"]
+    bot.name = name
+    if info is not None:
+        bot.url, bot.info = url, info
     session.flush()
     return bot
 

@@ -65,7 +65,7 @@ def progress_many(session: Session, tournament_ids: list[int]) -> dict[int, dict
     for tournament_id, status, count in rows:
         entry = out[tournament_id]
         entry["total"] += count
-        if status in (MatchStatus.FINISHED, MatchStatus.ERROR, MatchStatus.SEALED):
+        if status in (MatchStatus.FINISHED, MatchStatus.ERROR, MatchStatus.VOID, MatchStatus.SEALED):
             entry["done"] += count
         elif status == MatchStatus.RUNNING:
             entry["running"] += count

@@ -6,7 +6,8 @@ queued or running is therefore *sealed*: its replay and result are stored in its
 derived from them is written where anyone can read it (seat results, faults, live and fitted ratings,
 tournament standings, metrics), and reads show neither its seed nor its result (``is_public``). When the
 deal's last open match ends (recorded, cancelled or failed to start), ``close_deal`` publishes every
-sealed match of the deal in id order: the same fan-out a match gets at once when its deal is closed.
+sealed match of the deal in id order: the same fan-out a match gets at once when its deal is closed (or,
+for a void match, where every seat forfeited before playing, only its seats' faults: never rated).
 
 A deal is the matches of one tournament that share a seed; a match outside any tournament is its own deal.
 Callers hold the leaderboard's write lock (``lock_board``) before ``close_deal``, so of two twins
@@ -25,6 +26,7 @@ from arena.services import latency, standings
 from arena.services.leaderboards import lock_board, store_outcome, update_live
 from arena.services.metrics import count_match
 from arena.services.replay_store import decompress
+from arena.services.void_matches import record_void_seats, void_reason
 from arena.storage.models import Fault, Match, MatchSeat, MatchStatus
 
 log = logging.getLogger("arena.matches")
@@ -34,7 +36,7 @@ OPEN = (MatchStatus.QUEUED, MatchStatus.RUNNING)
 
 def is_public(status: str) -> bool:
     """Whether a match's seed, result and replay may be shown: only once its whole deal is over."""
-    return status == MatchStatus.FINISHED
+    return status in (MatchStatus.FINISHED, MatchStatus.VOID)
 
 
 def close_deal(session: Session, match_id: int) -> list[int]:
@@ -52,12 +54,17 @@ def close_deal(session: Session, match_id: int) -> list[int]:
     published = []
     for sealed_id in session.scalars(select(Match.id).where(*deal, Match.status == MatchStatus.SEALED)
                                      .order_by(Match.id)).all():
+        replay = decompress(session.scalar(select(Match.replay_gz).where(Match.id == sealed_id)))
+        void = void_reason(replay)
         done = session.execute(update(Match).where(Match.id == sealed_id, Match.status == MatchStatus.SEALED)
-                               .values(status=MatchStatus.FINISHED).execution_options(synchronize_session=False))
+                               .values(status=MatchStatus.VOID if void else MatchStatus.FINISHED, error=void)
+                               .execution_options(synchronize_session=False))
         if done.rowcount != 1:
             continue
-        blob = session.scalar(select(Match.replay_gz).where(Match.id == sealed_id))
-        publish(session, sealed_id, decompress(blob))
+        if void:  # recorded, never rated (``void_matches``)
+            record_void_seats(session, sealed_id, replay)
+        else:
+            publish(session, sealed_id, replay)
         published.append(sealed_id)
     return published
 

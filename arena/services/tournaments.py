@@ -124,7 +124,7 @@ def progress(session: Session, tournament_id: int) -> dict[str, int]:
     ).all())
     total = sum(counts.values())
     sealed = counts.get(MatchStatus.SEALED, 0)
-    done = counts.get(MatchStatus.FINISHED, 0) + counts.get(MatchStatus.ERROR, 0) + sealed
+    done = sum(counts.get(s, 0) for s in (MatchStatus.FINISHED, MatchStatus.ERROR, MatchStatus.VOID)) + sealed
     return {"done": done, "total": total, "running": counts.get(MatchStatus.RUNNING, 0), "sealed": sealed,
             "queued": counts.get(MatchStatus.QUEUED, 0), "cancelled": counts.get(MatchStatus.CANCELLED, 0),
             "errors": counts.get(MatchStatus.ERROR, 0)}

@@ -54,6 +54,7 @@ class MatchStatus(StrEnum):
     FINISHED = "finished"  # played and published (its whole deal is over)
     CANCELLED = "cancelled"
     ERROR = "error"  # the match could not be set up (a bug or a bad parameter): never retried
+    VOID = "void"  # every seat forfeited before playing: recorded (reason in ``error``), never rated
 
 
 class Base(DeclarativeBase):

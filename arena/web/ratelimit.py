@@ -44,6 +44,8 @@ def tournament_rate() -> str:
 # signs it in on the pages), so keying on accounts would hand out a new budget with every account made.
 signup_limit = limiter.shared_limit(signup_rate, scope="signup", methods=["POST"], key_func=address_key)
 bot_limit = limiter.shared_limit(bot_rate, scope="bot-submission", methods=["POST"])
+# A changed URL costs a health check like a submission; changes have a budget of their own.
+bot_change_limit = limiter.shared_limit(bot_rate, scope="bot-change", methods=["PATCH"])
 tournament_limit = limiter.shared_limit(tournament_rate, scope="tournament-creation", methods=["POST"])
 
 

@@ -121,3 +121,32 @@ def test_a_silent_bot_costs_the_limit_and_no_more(random_bots) -> None:
     assert len(timeouts) == 2
     assert all(195 <= f["latency_ms"] <= 400 for f in timeouts)
     assert elapsed < 5
+
+
+@pytest.mark.parametrize("status", [200, 204])
+def test_empty_2xx_to_start_or_end_counted_as_bad_json(status, random_bots) -> None:
+    """docs/protocol.md: any 2xx with an empty or JSON body answers /start and /end; only a body that
+    is there and is not JSON is a bad_json fault (and an empty /act answer still is)."""
+
+    def empty_start_and_end(req, sock):
+        if req.path in ("/start", "/end"):
+            sock.sendall(bot_zoo.http_response(status, b"" if status == 204 else b" \r\n"))
+        else:
+            bot_zoo.polite(req, sock)
+
+    def text_start(req, sock):
+        if req.path == "/start":
+            sock.sendall(bot_zoo.http_response(200, b"OK"))
+        else:
+            bot_zoo.polite(req, sock)
+
+    with bot_zoo.zoo_bot(empty_start_and_end) as zoo:
+        replay = _play(zoo.url, random_bots[0].url, tc=TimeControls(decision_ms=300, strike_limit=1))
+        assert {"/start", "/end"} <= set(zoo.paths())
+    assert replay["faults"] == [] and replay["result"]["forfeited"] == []
+    with bot_zoo.zoo_bot(text_start) as zoo:
+        replay = _play(zoo.url, random_bots[0].url, tc=TimeControls(decision_ms=300, strike_limit=3))
+    assert [(f["path"], f["kind"]) for f in replay["faults"]] == [("/start", "bad_json")]
+    with bot_zoo.zoo_bot(bot_zoo.on_act(lambda req, sock: sock.sendall(bot_zoo.http_response(200, b"")))) as zoo:
+        replay = _play(zoo.url, random_bots[0].url)
+    assert {f["kind"] for f in replay["faults"] if f["path"] == "/act"} == {"bad_json"}

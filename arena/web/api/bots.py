@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from flask import jsonify, request
+from sqlalchemy.orm import Session
 
 from arena.services import bots as service
 from arena.web.api import api
 from arena.web.api.common import context, current_account, int_arg, json_body, unit_of_work
 from arena.web.api.openapi import BOT_CREATE, BOT_UPDATE
-from arena.web.ratelimit import bot_limit
+from arena.web.ratelimit import bot_change_limit, bot_limit
 from referee.games import GAMES
 
 
@@ -17,12 +18,11 @@ from referee.games import GAMES
 def submit_bot():  # type: ignore[no-untyped-def]
     body = json_body(BOT_CREATE)
     ctx = context()
-    with unit_of_work() as session:
-        owner = current_account(session)
-        bot, secret = service.register_bot(session, owner, body["name"], body["url"], body["game"], ctx.settings,
-                                           ctx.health_check)
-        data = service.bot_json(bot, owner) | {"secret": secret}
-    return jsonify(data), 201
+    with unit_of_work(readonly=True) as session:  # the health check runs with no transaction open
+        owner_id = _account_id(session)
+    data, secret = service.submit_bot(ctx.db, owner_id, body["name"], body["url"], body["game"], ctx.settings,
+                                      ctx.health_check)
+    return jsonify(data | {"secret": secret}), 201
 
 
 @api.get("/bots")
@@ -46,13 +46,19 @@ def show_bot(bot_id: int):  # type: ignore[no-untyped-def]
 
 
 @api.patch("/bots/<int:bot_id>")
+@bot_change_limit
 def change_bot(bot_id: int):  # type: ignore[no-untyped-def]
     body = json_body(BOT_UPDATE)
     ctx = context()
-    with unit_of_work() as session:
-        account = current_account(session)
-        bot = service.update_bot(session, bot_id, account, body, ctx.settings, ctx.health_check)
-        return jsonify(service.bot_json(bot, account))
+    with unit_of_work(readonly=True) as session:
+        account_id = _account_id(session)
+    return jsonify(service.change_bot(ctx.db, bot_id, account_id, body, ctx.settings, ctx.health_check))
+
+
+def _account_id(session: Session) -> int:
+    account = current_account(session)
+    assert account is not None
+    return account.id
 
 
 @api.delete("/bots/<int:bot_id>")

@@ -23,9 +23,10 @@ def context() -> Context:
 
 
 @contextmanager
-def unit_of_work() -> Iterator[Session]:
-    """One transaction per request; GET and HEAD never take the database's write lock."""
-    with context().db.session(readonly=request.method in ("GET", "HEAD")) as session:
+def unit_of_work(readonly: bool = False) -> Iterator[Session]:
+    """One transaction per request; GET and HEAD (and ``readonly`` units) never take the database's
+    write lock."""
+    with context().db.session(readonly=readonly or request.method in ("GET", "HEAD")) as session:
         yield session
 
 

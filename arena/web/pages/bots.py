@@ -58,21 +58,19 @@ def bot_page(bot_id: int) -> tuple[str, int]:
 @bot_limit  # one budget with the API's bot submission
 def new_bot() -> tuple[str, int] | Response:
     ctx = context()
-    with unit_of_work() as session:
-        if viewer(session) is None:
+    with unit_of_work(readonly=True) as session:  # the health check below runs with no transaction open
+        account = viewer(session)
+        if account is None:
             return redirect(url_for("pages.login", next=request.path))
+        owner_id = account.id
     form = BotForm()
     error, problems, status = None, [], 200
     if request.method == "POST":
         status = 422
     if form.validate_on_submit():
         try:
-            with unit_of_work() as session:
-                owner = viewer(session)
-                assert owner is not None
-                bot, secret = bot_service.register_bot(session, owner, form.name.data.strip(), form.url.data.strip(),
-                                                       form.game.data, ctx.settings, ctx.health_check)
-                created = {"id": bot.id, "name": bot.name, "game": bot.game, "url": bot.url}
+            created, secret = bot_service.submit_bot(ctx.db, owner_id, form.name.data.strip(), form.url.data.strip(),
+                                                     form.game.data, ctx.settings, ctx.health_check)
         except ServiceError as exc:
             error, status = exc.message, exc.status
             details = exc.details if isinstance(exc.details, dict) else {}

@@ -31,9 +31,9 @@ def context() -> Context:
 
 
 @contextmanager
-def unit_of_work() -> Iterator[Session]:
-    """One transaction; a GET never takes the database's write lock (pages only read)."""
-    with context().db.session(readonly=request.method in ("GET", "HEAD")) as db_session:
+def unit_of_work(readonly: bool = False) -> Iterator[Session]:
+    """One transaction; a GET (or a ``readonly`` unit) never takes the database's write lock."""
+    with context().db.session(readonly=readonly or request.method in ("GET", "HEAD")) as db_session:
         yield db_session
 
 
