@@ -2,8 +2,8 @@
 status, read each time a match is recorded to decide whether its deal can be published; a tournament's
 choice of duplicate or independent deals (existing tournaments were duplicate)
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0006
+Revises: 0005_sessions
 Create Date: 2026-12-01 15:30:00.000000
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0005'
-down_revision = '0004'
+revision = '0006'
+down_revision = '0005_sessions'
 branch_labels = None
 depends_on = None
 
