@@ -2,17 +2,21 @@
 
 After a Redis restart (the queue is gone), a worker killed mid-match (its lease expires) or a lost
 enqueue, every unfinished match of a running tournament is queued again. Enqueuing twice is harmless:
-the claim on the match row lets only one worker play it.
+the claim on the match row lets only one worker play it. A cancelled tournament's match left running by a
+dead worker is cancelled, so that its deal can be published.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import and_, or_, select
+from datetime import datetime
+
+from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session
 
 from arena.queue import MatchQueue
 from arena.services.leaderboards import stale_boards
 from arena.services.matches import finish_tournament_if_done
+from arena.services.publication import close_deal
 from arena.storage.models import Match, MatchStatus, Tournament, TournamentStatus, utcnow
 
 
@@ -37,8 +41,29 @@ def reconcile(session: Session, queue: MatchQueue) -> dict[str, int]:
     refits = 0
     for game, players in stale_boards(session):
         refits += queue.request_refit(game, players)
+    abandoned = _cancel_abandoned(session, now)
     finished = 0
     for tournament_id in session.scalars(select(Tournament.id).where(Tournament.status == TournamentStatus.RUNNING)):
         finished += finish_tournament_if_done(session, tournament_id)
     return {"requeued": requeued, "expired_leases": expired, "tournaments_finished": finished,
-            "refits_requested": refits}
+            "refits_requested": refits, "abandoned_cancelled": abandoned}
+
+
+def _cancel_abandoned(session: Session, now: datetime) -> int:
+    """A cancelled tournament's match whose worker died is never played again: cancel it, so that its
+    deal closes and the twins it held sealed are published (``publication``)."""
+    ids = session.scalars(
+        select(Match.id).join(Tournament, Tournament.id == Match.tournament_id)
+        .where(Tournament.status == TournamentStatus.CANCELLED, Match.status == MatchStatus.RUNNING,
+               Match.lease_until < now)
+    ).all()
+    cancelled = 0
+    for match_id in ids:
+        done = session.execute(update(Match).where(Match.id == match_id, Match.status == MatchStatus.RUNNING,
+                                                   Match.lease_until < now)
+                               .values(status=MatchStatus.CANCELLED, lease_until=None)
+                               .execution_options(synchronize_session=False))
+        if done.rowcount == 1:
+            close_deal(session, match_id)
+            cancelled += 1
+    return cancelled

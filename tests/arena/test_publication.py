@@ -9,8 +9,9 @@ import threading
 from sqlalchemy import func, select, update
 
 from arena.services import tournaments as tournament_service
-from arena.services.matches import record, run_match
+from arena.services.matches import claim, record, run_match
 from arena.services.publication import close_deal
+from arena.services.reconcile import reconcile
 from arena.services.replay_store import compress
 from arena.storage.models import Account, Fault, LiveRating, Match, MatchSeat, MatchStatus, MetricCounter
 from referee.runner import BotSpec, play_match
@@ -160,3 +161,23 @@ def test_a_tournament_without_a_seed_gets_a_random_one_shown_when_it_is_over(con
             tournament_service.cancel_tournament(session, organizer, tournament_id, None)
     seeds = [client.get(f"/api/tournaments/{t}").get_json()["seed"] for t in ids]
     assert None not in seeds and seeds[0] != seeds[1]  # not the old default 0 for everyone
+
+
+def test_a_cancelled_tournaments_abandoned_match_is_cancelled_so_its_deal_is_published(queued_context) -> None:
+    """A worker died mid-match after the tournament was cancelled: nobody plays the match again, so the
+    reconciler cancels it, and the twin it kept sealed is published."""
+    context = queued_context
+    with h.slow_bots(2, 0) as servers:
+        tournament_id, (first, twin) = _deal_of_two(context, servers)
+        assert run_match(context.db, context.settings, first, "w") == "recorded"
+    with context.db.session() as session:
+        assert claim(session, twin, "dead-worker", lease_s=-1)  # running, its lease already expired
+        organizer = session.scalar(select(Account).where(Account.name == "organizer"))
+        tournament_service.cancel_tournament(session, organizer, tournament_id, context.queue)
+    with context.db.session(readonly=True) as session:
+        assert session.get(Match, first).status == MatchStatus.SEALED  # the running twin still holds it
+    with context.db.session() as session:
+        assert reconcile(session, context.queue)["abandoned_cancelled"] == 1
+    with context.db.session(readonly=True) as session:
+        assert session.get(Match, twin).status == MatchStatus.CANCELLED
+        assert session.get(Match, first).status == MatchStatus.FINISHED
