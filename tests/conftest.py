@@ -6,8 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from referee import bot_transport
 from sample_bots.random_bot import make_bot
 from sample_bots.sdk import BotServer, start_in_thread
+from tests.connection_spy import ConnectionSpy
 
 
 @pytest.fixture(scope="session")
@@ -18,6 +20,14 @@ def random_bots() -> Iterator[list[BotServer]]:
     for server in servers:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def spy(monkeypatch) -> ConnectionSpy:
+    """Every connection the referee's transport attempts, recorded; none may leave loopback."""
+    recorder = ConnectionSpy()
+    monkeypatch.setattr(bot_transport.socket, "create_connection", recorder)
+    return recorder
 
 
 FIGURES: list[str] = []

@@ -3,17 +3,15 @@ address checked is the address connected to (DNS rebinding cannot slip through).
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
-from referee import bot_transport
 from referee.bot_client import BotClient
 from referee.errors import UnsafeURL
 from referee.health import check_bot
 from referee.runner import BotSpec, play_match
 from referee.url_guard import AddressPolicy, address_problem, check_url_shape, parse_networks
 from referee.watchdog import Watchdog
+from tests.connection_spy import ConnectionSpy  # the ``spy`` fixture is in tests/conftest.py
 
 REFUSED = [
     ("127.0.0.1", "loopback"), ("127.255.0.9", "loopback"), ("::1", "loopback"),
@@ -57,27 +55,6 @@ def test_only_plain_http_urls_are_accepted(url) -> None:
 
 def test_url_shape_keeps_a_path_and_drops_a_trailing_slash() -> None:
     assert check_url_shape("https://bots.example.org/alice/") == "https://bots.example.org/alice"
-
-
-class ConnectionSpy:
-    """Stands in for socket.create_connection: records every attempt and refuses to connect anywhere
-    but loopback (tests never leave the machine)."""
-
-    def __init__(self) -> None:
-        self.attempts: list[tuple[str, int]] = []
-        self.real = socket.create_connection
-
-    def __call__(self, address, *args, **kwargs):  # type: ignore[no-untyped-def]
-        self.attempts.append(address)
-        assert address[0] in ("127.0.0.1", "::1"), f"a test tried to connect to {address}"
-        return self.real(address, *args, **kwargs)
-
-
-@pytest.fixture
-def spy(monkeypatch) -> ConnectionSpy:
-    recorder = ConnectionSpy()
-    monkeypatch.setattr(bot_transport.socket, "create_connection", recorder)
-    return recorder
 
 
 @pytest.mark.parametrize(("address", "word"), REFUSED, ids=[a for a, _ in REFUSED])

@@ -10,7 +10,6 @@ Every refused address here is refused before a connection is attempted (a spy re
 from __future__ import annotations
 
 import ipaddress
-import socket
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,6 @@ import yaml
 
 from arena.config import ConfigError, load_settings
 from arena.services.bots import address_guard
-from referee import bot_transport
 from referee.bot_client import BotClient
 from referee.health import check_bot
 from referee.url_guard import AddressPolicy, parse_networks
@@ -28,26 +26,6 @@ from tests.arena.helpers import auth, token_for
 
 COMPOSE = Path(__file__).resolve().parents[2] / "deploy" / "docker-compose.yml"
 SECRET = "TOP-SECRET-INTERNAL-ANSWER"
-
-
-class ConnectionSpy:
-    """Records every connection attempt; anything but loopback fails the test."""
-
-    def __init__(self) -> None:
-        self.attempts: list[tuple[str, int]] = []
-        self.real = socket.create_connection
-
-    def __call__(self, address, *args, **kwargs):  # type: ignore[no-untyped-def]
-        self.attempts.append(address)
-        assert address[0] in ("127.0.0.1", "::1"), f"a test tried to connect to {address}"
-        return self.real(address, *args, **kwargs)
-
-
-@pytest.fixture
-def spy(monkeypatch) -> ConnectionSpy:
-    recorder = ConnectionSpy()
-    monkeypatch.setattr(bot_transport.socket, "create_connection", recorder)
-    return recorder
 
 
 def _production(**overrides: str):  # type: ignore[no-untyped-def]
