@@ -99,7 +99,7 @@ def publish(session: Session, match_id: int, replay: dict[str, Any]) -> None:
                           turn=fault["turn"], path=fault["path"], kind=fault["kind"],
                           message=fault["message"][:2000], excerpt=fault["excerpt"][:1000],
                           latency_ms=fault["latency_ms"]))
-    log.info("match published", extra={"match_id": match_id, "game": replay["game"],
+    log.debug("match published", extra={"match_id": match_id, "game": replay["game"],
                                        "ranks": result["ranks"]})
 
 
