@@ -170,7 +170,7 @@ def test_a_100_match_tournament_on_gunicorn_postgresql_redis_and_rq_workers(serv
         assert dict(session.execute(select(LiveRating.bot_id, LiveRating.games)).all()) == {i: 40 for i in ids}
     worker_log = (tmp_path / "worker-0.log").read_text()
     events = [json.loads(line) for line in worker_log.splitlines() if line.startswith("{")]
-    assert any(e.get("message") == "match finished" and "match_id" in e for e in events), worker_log[-2000:]
+    assert any(e.get("message") == "match played" and "match_id" in e for e in events), worker_log[-2000:]
     web_log = (tmp_path / "web.log").read_text()
     assert any(line.startswith("{") for line in web_log.splitlines())
 
