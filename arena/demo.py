@@ -89,9 +89,9 @@ def run_demo(context: Context, cycles: int = 1, address: str = "", timeout_s: fl
         while True:
             with context.db.session() as session:
                 p = tournament_service.progress(session, tournament_id)
-            _progress(p["done"], p["total"], game)
             if should_stop():
                 return tournaments, servers
+            _progress(p["done"], p["total"], game)
             if p["done"] + p["cancelled"] >= p["total"]:
                 print()
                 break

@@ -71,9 +71,9 @@ class Stack:
             self.kill()
             os._exit(130)
         self.stop_requested.set()
-        os.write(sys.stdout.fileno(), f"\nstopping... (matches in flight get {STOP_GRACE_S:.0f} s to finish, "
-                                      "the others are played again at the next start; "
-                                      "Ctrl-C again to stop at once)\n".encode())
+        os.write(sys.stdout.fileno(), f"\nstopping... (a match in flight gets {STOP_GRACE_S:.0f} s to finish, "
+                                      "unfinished ones are played at the next start; "
+                                      "Ctrl-C again stops at once)\n".encode())
 
     # -- start ---------------------------------------------------------------------------------------
 

@@ -32,8 +32,9 @@ POLL_S = 0.25
 
 
 def restart_delay(quick_deaths: int) -> float:
-    """No wait after a worker that ran a while; 1, 2, 4 ... 30 s while one keeps dying at once."""
-    return 0.0 if quick_deaths <= 0 else min(MAX_BACKOFF_S, 2.0 ** (quick_deaths - 1))
+    """No wait after a worker that ran a while or died at once the first time; then 1, 2, 4 ... 30 s
+    while it keeps dying at once."""
+    return 0.0 if quick_deaths <= 1 else min(MAX_BACKOFF_S, 2.0 ** (quick_deaths - 2))
 
 
 def describe_exit(returncode: int) -> str:
