@@ -9,12 +9,13 @@ SIGHUP (the terminal closed) prints ``stopping...`` and stops everything in orde
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arena.bootstrap import Context, build_context
@@ -50,11 +51,8 @@ class Stack:
     context: Context | None = None
     supervisor: Supervisor | None = None
     server: Any = None
-    stop_requested: threading.Event | None = None
-
-    def __post_init__(self) -> None:
-        self.stop_requested = threading.Event()
-        self._stopped = False
+    stop_requested: threading.Event = field(default_factory=threading.Event)
+    stopped: bool = False
 
     # -- signals -------------------------------------------------------------------------------------
 
@@ -65,15 +63,13 @@ class Stack:
 
     def _on_signal(self, signum: int, _frame: Any) -> None:
         # os.write, not print: a handler may interrupt a print of the main thread (re-entrant buffer)
-        assert self.stop_requested is not None
         if self.stop_requested.is_set():
-            os.write(sys.stderr.fileno(), b"\narena: stopping now, without waiting for anything\n")
+            _write(sys.stderr, "\narena: stopping now, without waiting for anything\n")
             self.kill()
             os._exit(130)
         self.stop_requested.set()
-        os.write(sys.stdout.fileno(), f"\nstopping... (a match in flight gets {STOP_GRACE_S:.0f} s to finish, "
-                                      "unfinished ones are played at the next start; "
-                                      "Ctrl-C again stops at once)\n".encode())
+        _write(sys.stdout, f"\nstopping... (a match in flight gets {STOP_GRACE_S:.0f} s to finish, "
+                           "unfinished ones are played at the next start; Ctrl-C again stops at once)\n")
 
     # -- start ---------------------------------------------------------------------------------------
 
@@ -106,15 +102,14 @@ class Stack:
 
     def wait(self) -> None:
         """Until a stop signal (the main thread stays free to handle it)."""
-        assert self.stop_requested is not None
         while not self.stop_requested.wait(0.5):
             pass
 
     def stop(self, quiet: bool = False) -> float:
         """Web server, then workers (``STOP_GRACE_S`` for matches in flight), then Redis; returns seconds."""
-        if self._stopped:
+        if self.stopped:
             return 0.0
-        self._stopped = True
+        self.stopped = True
         started = time.monotonic()
         closing = None
         if self.server is not None:  # stops accepting while the workers stop
@@ -138,3 +133,8 @@ class Stack:
             self.supervisor.kill()
         if self.redis is not None:
             self.redis.kill()
+
+
+def _write(stream: Any, text: str) -> None:
+    with contextlib.suppress(OSError, ValueError):  # a closed terminal must not break the stop
+        os.write(stream.fileno(), text.encode())

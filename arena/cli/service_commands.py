@@ -76,7 +76,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     stack = Stack(_settings(), args.workers)
     stack.install_signal_handlers()
-    assert stack.stop_requested is not None
     try:
         context = stack.start(args.host, args.port)
         # the bots are threads of this process: they end with it, after the workers that call them
