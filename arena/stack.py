@@ -89,6 +89,9 @@ class Stack:
         except OSError as exc:
             self.stop(quiet=True)
             raise SystemExit(f"arena: cannot listen on {host}:{port}: {exc}") from None
+        except SystemExit:  # werkzeug said why (e.g. the port is in use) and exits
+            self.stop(quiet=True)
+            raise
         self.supervisor = Supervisor(worker_env(self.settings), self.workers)
         self.supervisor.start()
         threading.Thread(target=self.server.serve_forever, name="arena-web", daemon=True).start()

@@ -5,6 +5,7 @@ process table (the embedded redis-server and the workers' RQ scheduler processes
 from __future__ import annotations
 
 import signal
+import socket
 from collections.abc import Iterator
 
 import pytest
@@ -108,3 +109,14 @@ def test_arena_demo_after_sigterm_and_after_sigkill(tmp_path, runs) -> None:
     assert third.proc.returncode == 0, third.output()[-4000:]
     assert "pajarracos, 3 players" in third.output()
     assert third.leftovers() == []
+
+
+def test_arena_up_on_a_port_in_use_says_so_and_leaves_nothing(tmp_path, runs) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        run = ArenaProcess(tmp_path, "up", "--port", str(taken.getsockname()[1]))  # the last --port counts
+        runs.append(run)
+        assert run.proc.wait(timeout=60) == 1
+    assert "is in use by another program" in run.output() and "stopped in" not in run.output()
+    assert run.leftovers() == []
