@@ -23,7 +23,7 @@ from arena.config import Settings
 from arena.embedded import EmbeddedRedis
 from arena.supervisor import Supervisor
 
-STOP_GRACE_S = 3.0  # what a match in flight gets to finish when the arena stops (RQ needs ~2 s idle)
+STOP_GRACE_S = 3.0  # for a match in flight to finish; an idle worker needs up to ~2 s (its RQ scheduler's stop)
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
@@ -127,7 +127,8 @@ class Stack:
             self.redis.stop()
         elapsed = time.monotonic() - started
         if not quiet:
-            print(f"arena: stopped in {elapsed:.1f} s", flush=True)
+            with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
+                print(f"arena: stopped in {elapsed:.1f} s", flush=True)
         return elapsed
 
     def kill(self) -> None:
