@@ -61,6 +61,12 @@ def test_sigterm_left_the_embedded_redis_running(tmp_path, runs) -> None:
     _stopped_cleanly(again, again.signal(signal.SIGTERM))
 
 
+def test_sighup_when_the_terminal_closes_stops_it_the_same_way(tmp_path, runs) -> None:
+    run = _up(tmp_path, runs)
+    took = _stopped_cleanly(run, run.signal(signal.SIGHUP))
+    assert took < STOP_WITHIN_S and run.proc.returncode == 0
+
+
 def test_sigkill_of_arena_up_leaves_nothing_and_the_next_start_works(tmp_path, runs) -> None:
     first = _up(tmp_path, runs)
     first.descendants()
