@@ -79,8 +79,30 @@ def _read_pid(path: Path) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+class ArenaAlreadyRunning(RuntimeError):
+    """The data folder's redis-server belongs to an ``arena up`` or ``arena demo`` that is still running."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(f"arena pid {pid}")
+        self.pid = pid
+
+
+def running_arena(proc: psutil.Process) -> int | None:
+    """The pid of the live ``arena up`` / ``arena demo`` whose child ``proc`` is, if it is one."""
+    try:
+        parent = proc.parent()
+        cmdline = parent.cmdline() if parent is not None else []
+    except psutil.Error:
+        return None
+    is_arena = any(part == "arena" or part.endswith(("/arena", "arena.cli")) for part in cmdline)
+    return parent.pid if parent is not None and is_arena and {"up", "demo"} & set(cmdline) else None
+
+
 def reap_leftover_redis(data_dir: Path) -> list[int]:
-    """Stop a ``redis-server`` an earlier ``arena up`` on this data folder left running; returns its pids."""
+    """Stop a ``redis-server`` an earlier ``arena up`` on this data folder left running; returns its pids.
+
+    Raises :class:`ArenaAlreadyRunning` when that server's ``arena up`` is alive: two arenas cannot share
+    one data folder (one socket, one SQLite file)."""
     records: list[tuple[Path, Path | str]] = [(data_dir / PID_FILE, socket_path(data_dir))]
     legacy = data_dir / LEGACY_REGISTRY
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
@@ -96,6 +118,9 @@ def reap_leftover_redis(data_dir: Path) -> list[int]:
         except psutil.NoSuchProcess:
             continue
         if is_our_redis(proc, socket):
+            owner = running_arena(proc)
+            if owner is not None:
+                raise ArenaAlreadyRunning(owner)
             _stop_process(proc)
             reaped.append(pid)
             pid_file.unlink(missing_ok=True)
@@ -131,7 +156,11 @@ class EmbeddedRedis:
         import redis
 
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        reaped = reap_leftover_redis(self.data_dir)
+        try:
+            reaped = reap_leftover_redis(self.data_dir)
+        except ArenaAlreadyRunning as exc:
+            raise SystemExit(f"arena: another arena (pid {exc.pid}) is running on {self.data_dir}; "
+                             "stop it first, or set ARENA_DATA_DIR to another folder") from None
         if reaped:
             print(f"arena: stopped a redis-server left running by an earlier start (pid {reaped})", flush=True)
         self.socket.unlink(missing_ok=True)

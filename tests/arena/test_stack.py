@@ -126,3 +126,16 @@ def test_arena_up_on_a_port_in_use_says_so_and_leaves_nothing(tmp_path, runs) ->
         assert run.proc.wait(timeout=60) == 1
     assert "is in use by another program" in run.output() and "stopped in" not in run.output()
     assert run.leftovers() == []
+
+
+def test_a_second_arena_on_the_same_data_folder_is_refused_and_the_first_keeps_running(tmp_path, runs) -> None:
+    import requests
+
+    first = _up(tmp_path, runs)
+    second = ArenaProcess(tmp_path, "up", data_dir=first.data_dir)
+    runs.append(second)
+    assert second.proc.wait(timeout=60) == 1
+    assert f"another arena (pid {first.proc.pid}) is running on {first.data_dir}" in second.output()
+    assert requests.get(first.url + "/healthz", timeout=5).status_code == 200
+    assert first.redis_server() is not None
+    _stopped_cleanly(first, first.signal_group(signal.SIGINT))
