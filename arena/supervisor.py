@@ -110,7 +110,10 @@ class Supervisor:
             with self._lock:
                 if self.stopping.is_set():
                     return
-                self.check()
+                try:
+                    self.check()
+                except Exception as exc:  # e.g. out of file descriptors: keep supervising, say why
+                    self.say(f"could not start a worker: {exc!r}")
 
     def check(self, now: float | None = None) -> None:
         """One round: notice dead workers, clean up after them and (re)start those whose time has come."""
