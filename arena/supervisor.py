@@ -112,8 +112,8 @@ class Supervisor:
                     return
                 try:
                     self.check()
-                except Exception as exc:  # e.g. out of file descriptors: keep supervising, say why
-                    self.say(f"could not start a worker: {exc!r}")
+                except Exception as exc:  # a bug here must not end supervision silently
+                    self.say(f"supervision round failed: {exc!r}")
 
     def check(self, now: float | None = None) -> None:
         """One round: notice dead workers, clean up after them and (re)start those whose time has come."""
@@ -133,7 +133,13 @@ class Supervisor:
                 else:
                     self.say(f"worker {slot.number} (pid {proc.pid}) {describe_exit(code)}; starting a new one")
             if slot.proc is None and slot.restart_at is not None and now >= slot.restart_at:
-                self._spawn(slot)
+                try:
+                    self._spawn(slot)
+                except OSError as exc:  # e.g. out of file descriptors or memory: back off the same way
+                    slot.quick_deaths += 1
+                    delay = max(1.0, restart_delay(slot.quick_deaths))
+                    slot.restart_at = now + delay
+                    self.say(f"worker {slot.number} could not be started ({exc}); trying again in {delay:.0f} s")
 
     def pids(self) -> list[int]:
         return [slot.proc.pid for slot in self.slots if slot.proc is not None and slot.proc.returncode is None]

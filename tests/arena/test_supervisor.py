@@ -50,6 +50,17 @@ def test_a_worker_that_keeps_dying_at_once_is_restarted_with_back_off(tmp_path) 
     assert any("3 time(s) in a row; starting it again in 2 s" in line for line in said), said
 
 
+def test_a_worker_that_cannot_be_started_is_tried_again_with_back_off(tmp_path) -> None:
+    said: list[str] = []
+    supervisor = Supervisor(dict(os.environ), 1, say=said.append, command=[sys.executable, "-c", "pass"])
+    supervisor.start()
+    supervisor.command = [str(tmp_path / "missing")]  # from now on every start fails
+    time.sleep(2.5)
+    supervisor.stop(grace_s=1)
+    failures = [line for line in said if "could not be started" in line]
+    assert 1 <= len(failures) <= 3 and "trying again in" in failures[0], said
+
+
 def test_no_worker_is_restarted_once_stopping_began(tmp_path) -> None:
     said: list[str] = []
     supervisor = Supervisor(dict(os.environ), 3, say=said.append,
