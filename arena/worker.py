@@ -16,6 +16,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from rq import SimpleWorker
+from rq.exceptions import StopRequested
 
 from arena.bootstrap import Context
 from arena.jobs import set_worker_context, worker_name
@@ -65,16 +66,23 @@ def run_worker(context: Context, burst: bool = False, reconcile_in_background: b
         reconciler.start()
     try:
         while True:
+            # maintenance every minute, not RQ's ten: it is when a worker takes over the scheduler
+            # (delayed refits) from one that was killed
+            worker = SimpleWorker([context.queue.queue], connection=context.queue.redis, name=_rq_name(),
+                                  maintenance_interval=60)
             try:
-                # maintenance every minute, not RQ's ten: it is when a worker takes over the scheduler
-                # (delayed refits) from one that was killed
-                worker = SimpleWorker([context.queue.queue], connection=context.queue.redis, name=_rq_name(),
-                                      maintenance_interval=60)
                 worker.work(burst=burst, with_scheduler=True, logging_level="WARNING")
                 return 0
             except (RedisConnectionError, RedisTimeoutError, ConnectionRefusedError) as exc:
+                if worker._stop_requested or worker._shutdown_requested_date is not None:
+                    return 0  # asked to stop: do not start a new worker loop that would forget it
                 log.warning("Redis unavailable (%s); retrying in 1 s", exc)
-                time.sleep(1)
+                try:
+                    time.sleep(1)  # RQ's signal handlers are still in place: a stop raises StopRequested here
+                except (StopRequested, RedisError, OSError):  # the handler may fail to reach Redis, too
+                    return 0
+                if worker._shutdown_requested_date is not None:
+                    return 0
     finally:
         if reconciler:
             reconciler.stopping.set()

@@ -5,11 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import replace
 
-from arena.bootstrap import Context, build_context
+from arena.bootstrap import build_context
 from arena.config import ConfigError, Settings, load_settings
-from arena.embedded import Stack, start_embedded_redis
 from arena.logging_setup import configure_logging
 
 
@@ -57,35 +55,16 @@ def _settings() -> Settings:
         raise SystemExit(f"configuration error: {exc}") from None
 
 
-def start_stack(workers: int) -> tuple[Stack, Context]:
-    """Embedded Redis (unless ARENA_REDIS_URL is set), migrated database, worker processes."""
-    settings = _settings()
-    stack = Stack(settings)
-    if not settings.redis_url:
-        stack.redis_server, url = start_embedded_redis(settings.data_dir)
-        settings = replace(settings, redis_url=url)
-        stack.settings = settings
-    context = build_context(settings)
-    stack.start_workers(workers)
-    return stack, context
-
-
-def serve(context: Context, host: str, port: int) -> None:
-    from werkzeug.serving import run_simple
-
-    from arena.web import create_app
-
-    app = create_app(context=context)
-    run_simple(host, port, app, threaded=True, use_reloader=False)
-
-
 def cmd_up(args: argparse.Namespace) -> int:
-    stack, context = start_stack(args.workers)
+    from arena.stack import Stack
+
+    stack = Stack(_settings(), args.workers)
+    stack.install_signal_handlers()
     try:
+        context = stack.start(args.host, args.port)
         print(f"arena up: http://{args.host}:{args.port}/  (data in {context.settings.data_dir}, "
-              f"{args.workers} worker(s), Redis {'embedded' if stack.redis_server else context.settings.redis_url})",
-              flush=True)
-        serve(context, args.host, args.port)
+              f"{args.workers} worker(s), Redis {stack.redis_label}; Ctrl-C to stop)", flush=True)
+        stack.wait()
     finally:
         stack.stop()
     return 0
@@ -93,27 +72,32 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from arena.demo import run_demo
+    from arena.stack import Stack
 
-    stack, context = start_stack(args.workers)
+    stack = Stack(_settings(), args.workers)
+    stack.install_signal_handlers()
     try:
-        _tournaments, bot_servers = run_demo(context, cycles=args.cycles, address=f"http://{args.host}:{args.port}/")
-        if not args.exit:
+        context = stack.start(args.host, args.port)
+        # the bots are threads of this process: they end with it, after the workers that call them
+        run_demo(context, cycles=args.cycles, address=f"http://{args.host}:{args.port}/",
+                 should_stop=stack.stop_requested.is_set)
+        if not args.exit and not stack.stop_requested.is_set():
             print(f"\nPages: http://{args.host}:{args.port}/  (Ctrl-C to stop)", flush=True)
-            serve(context, args.host, args.port)
-        for server in bot_servers:
-            server.shutdown()
+            stack.wait()
     finally:
         stack.stop()
     return 0
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
+    from arena.lifeline import watch_lifeline_from_env
     from arena.worker import run_worker
 
     settings = _settings()
     configure_logging(settings)
     if not settings.redis_url:
         raise SystemExit("arena worker needs ARENA_REDIS_URL (arena up starts workers for the embedded default)")
+    watch_lifeline_from_env()  # started by arena up: die with it
     return run_worker(build_context(settings, migrate=False), burst=args.burst)
 
 
