@@ -38,10 +38,9 @@ from sqlalchemy import insert, text
 
 from arena.bootstrap import Context
 from arena.config import load_settings
-from arena.services import latency, page_queries, standings
+from arena.services import latency, standings
 from arena.services.accounts import hash_token
 from arena.services.leaderboards import refit
-from arena.services.replay_store import compress
 from arena.storage.db import Database
 from arena.storage.models import (
     Account,
@@ -53,6 +52,7 @@ from arena.storage.models import (
     RatingPoint,
     Tournament,
 )
+from arena.storage.replays import compress
 from referee import commitments
 from referee.games import get_game
 from referee.results import final_result
@@ -260,10 +260,9 @@ def run(db: Database, label: str, args: argparse.Namespace) -> float:
     rng = random.Random(2)
     boards = [f"/leaderboards/{g}?players={p}" for g, p in ids["boards"]]
     tournaments = [f"/tournaments/{t}" for t in ids["tournaments"]]
-    pages = {  # name: (urls, run before each request); "cold": every memoised table forgotten first
+    pages = {  # name: (urls, run before each request)
         "home": (["/"], None),
         "leaderboard": (boards, None),
-        "leaderboard, cold": (boards, page_queries.forget_memos),
         "bot": ([f"/bots/{b}" for b in rng.sample(ids["bots"], min(50, len(ids["bots"])))], None),
         "tournament": (tournaments, None),
         "match": ([f"/matches/{m}" for m in ids["matches"]], None),

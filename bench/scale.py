@@ -44,11 +44,12 @@ from arena.bootstrap import Context
 from arena.config import load_settings
 from arena.services import latency, standings
 from arena.services.accounts import hash_token
-from arena.services.leaderboards import pack_seats, refit
+from arena.services.leaderboards import refit
 from arena.services.matches import record
-from arena.services.replay_store import compress
+from arena.services.outcome_store import pack_seats
 from arena.storage.db import Database
 from arena.storage.models import Account, BoardOutcome, Bot, LiveRating, Match, MatchSeat, Tournament
+from arena.storage.replays import compress
 from bench.pages import finish_ranks, freeze_when_warm, percentile, simulate_replay
 from referee.games import get_game
 from tests.arena.conftest import postgres_database

@@ -2,22 +2,16 @@
 transaction); the Arena Elo fit with bootstrap intervals is recomputed from the whole match log of that
 one leaderboard after each match and stored, so pages only ever read.
 
-A refit reads its log from the leaderboard's outcome store, not from the seat rows: ``record`` writes one
-small packed ``BoardOutcome`` row per match in the match's own transaction, and a refit that finds
-``COMPACT_AT`` of them packs them into one ``BoardOutcomeBlock`` row. So a refit reads a few dozen rows of
-one primary-key range (about 10 ms for 100,000 matches; 150 ms as one row per match, 0.5 s as seat rows
-through the ORM) and nothing of any other leaderboard. The store is checked against the finished matches'
-count in the same snapshot; when they disagree (matches recorded before the store existed, bulk loads) it
-is rebuilt from the seat rows first. The fit is warm-started from the stored ratings, and big leaderboards
-take the scalable path of ``arena.ratings.leaderboard`` (see there for the one-step bootstrap and its
-thresholds)."""
+A refit reads its log from the leaderboard's outcome store (``arena.services.outcome_store``), not from
+the seat rows, and rebuilds the store first when it disagrees with the finished matches. The fit is
+warm-started from the stored ratings, and big leaderboards take the scalable path of
+``arena.ratings.leaderboard`` (see there for the one-step bootstrap and its thresholds)."""
 
 from __future__ import annotations
 
 import random
 import time
 from collections import defaultdict
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -28,13 +22,12 @@ from arena.ratings.leaderboard import LeaderboardRow, packed_leaderboard
 from arena.ratings.live import LiveElo
 from arena.ratings.outcomes import MatchOutcome
 from arena.ratings.packed import PackedLog, from_ids
+from arena.services import outcome_store
 from arena.services.errors import Invalid, NotFound
 from arena.storage.db import Database
 from arena.storage.models import (
     Account,
     BoardFaultRates,
-    BoardOutcome,
-    BoardOutcomeBlock,
     Bot,
     LeaderboardFit,
     LiveRating,
@@ -47,9 +40,6 @@ from arena.storage.models import (
 from referee.games import GAMES
 
 BOOTSTRAP_SEED = 20261129  # fixed: the same log always gives the same table
-SEAT_FIELDS = 4  # bot id, rank, faults, decisions (see pack_seats)
-BLOCK = 4096  # matches per BoardOutcomeBlock row
-COMPACT_AT = 256  # single BoardOutcome rows that make a refit pack them into a block
 
 
 def ranking_kind(game: str) -> str:
@@ -90,88 +80,6 @@ def match_log(session: Session, game: str, players: int) -> tuple[list[MatchOutc
     return log, max(grouped, default=0)
 
 
-def pack_seats(bots: Sequence[int], ranks: Sequence[int], faults: Sequence[int], decisions: Sequence[int]) -> bytes:
-    """A match's ``BoardOutcome.seats``: int32 little-endian bot ids in seat order, then the seats' ranks,
-    faults and decisions asked (the last two give the leaderboard's fault rates)."""
-    return np.asarray([*bots, *ranks, *faults, *decisions], dtype="<i4").tobytes()
-
-
-def store_outcome(session: Session, match_id: int, game: str, seats: Sequence[MatchSeat]) -> None:
-    """Add a finished match to its leaderboard's outcome store, from its seat rows in seat order (in the
-    transaction that records it; a match recorded again after being put back in the queue replaces its row)."""
-    packed = pack_seats([s.bot_id for s in seats], [int(s.rank or 0) for s in seats], [s.faults or 0 for s in seats],
-                        [s.decisions or 0 for s in seats])
-    session.merge(BoardOutcome(game=game, players=len(seats), match_id=match_id, seats=packed))
-
-
-def _board_matches(game: str, players: int) -> Any:
-    return (Match.game == game, Match.num_players == players, Match.status == MatchStatus.FINISHED)
-
-
-def read_outcomes(session: Session, game: str, players: int) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """The leaderboard's stored outcomes sorted by match id: ids, an M x 4k int array (``pack_seats``'s bot
-    ids, ranks, faults and decisions), how many are still single rows, and how many finished matches the
-    store should hold (all read in one snapshot: SQLite's read transaction, REPEATABLE READ on PostgreSQL)."""
-    if session.bind is not None and session.bind.dialect.name == "postgresql" and not session.in_transaction():
-        session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
-    finished = session.scalar(select(func.count()).select_from(Match).where(*_board_matches(game, players)))
-    blocks = session.execute(select(BoardOutcomeBlock.match_ids, BoardOutcomeBlock.seats)
-                             .where(BoardOutcomeBlock.game == game, BoardOutcomeBlock.players == players)
-                             .order_by(BoardOutcomeBlock.last_match_id)).all()
-    singles = session.execute(select(BoardOutcome.match_id, BoardOutcome.seats)
-                              .where(BoardOutcome.game == game, BoardOutcome.players == players)
-                              .order_by(BoardOutcome.match_id)).all()
-    ids = np.concatenate([np.frombuffer(b"".join(bytes(ids) for ids, _ in blocks), dtype="<i4"),
-                          np.fromiter((match_id for match_id, _ in singles), dtype=np.int64, count=len(singles))])
-    raw = b"".join([*(bytes(seats) for _, seats in blocks), *(bytes(seats) for _, seats in singles)])
-    seats = np.frombuffer(raw, dtype="<i4").reshape(len(ids), SEAT_FIELDS * players)
-    order = np.argsort(ids, kind="stable")
-    return ids[order].astype(np.int64), seats[order], len(singles), int(finished or 0)
-
-
-def _insert_blocks(session: Session, game: str, players: int, ids: list[int], seats: list[bytes]) -> None:
-    """Pack matches (ids ascending, their ``pack_seats``) into blocks of ``BLOCK`` matches."""
-    rows = [{"game": game, "players": players, "last_match_id": ids[min(first + BLOCK, len(ids)) - 1],
-             "matches": len(ids[first:first + BLOCK]),
-             "match_ids": np.asarray(ids[first:first + BLOCK], dtype="<i4").tobytes(),
-             "seats": b"".join(seats[first:first + BLOCK])} for first in range(0, len(ids), BLOCK)]
-    if rows:
-        session.execute(insert(BoardOutcomeBlock), rows)
-
-
-def compact_outcomes(session: Session, game: str, players: int) -> int:
-    """Move the leaderboard's single rows into blocks (under the leaderboard's lock, so no match of this
-    leaderboard is being recorded meanwhile); returns the matches moved."""
-    singles = session.execute(select(BoardOutcome.match_id, BoardOutcome.seats)
-                              .where(BoardOutcome.game == game, BoardOutcome.players == players)
-                              .order_by(BoardOutcome.match_id)).all()
-    ids = [match_id for match_id, _ in singles]
-    if not ids or session.get(BoardOutcomeBlock, (game, players, ids[-1])) is not None:
-        return 0  # a re-recorded match is in a block already: the next refit rebuilds the store instead
-    _insert_blocks(session, game, players, ids, [bytes(seats) for _, seats in singles])
-    session.execute(delete(BoardOutcome).where(BoardOutcome.game == game, BoardOutcome.players == players)
-                    .execution_options(synchronize_session=False))
-    return len(ids)
-
-
-def rebuild_outcomes(session: Session, game: str, players: int) -> int:
-    """Rewrite the leaderboard's store from the seat rows of its finished matches (matches recorded before
-    the store existed, bulk loads, or any disagreement between the store and the matches table)."""
-    for table in (BoardOutcome, BoardOutcomeBlock):
-        session.execute(delete(table).where(table.game == game, table.players == players)
-                        .execution_options(synchronize_session=False))
-    finished = select(Match.id).where(*_board_matches(game, players))
-    seats = session.execute(select(MatchSeat.match_id, MatchSeat.bot_id, MatchSeat.rank, MatchSeat.faults,
-                                   MatchSeat.decisions)
-                            .where(MatchSeat.match_id.in_(finished)).order_by(MatchSeat.match_id, MatchSeat.seat))
-    grouped: dict[int, list[tuple[int, int, int, int]]] = defaultdict(list)
-    for match_id, *seat in seats:
-        grouped[match_id].append(tuple(value or 0 for value in seat))  # type: ignore[arg-type]
-    _insert_blocks(session, game, players, list(grouped),
-                   [pack_seats(*zip(*rows, strict=True)) for rows in grouped.values()])
-    return len(grouped)
-
-
 def board_log(db: Database, game: str, players: int
               ) -> tuple[PackedLog, np.ndarray, np.ndarray, int, dict[int, float]]:
     """The leaderboard's log as arrays, its match ids, the per-seat fields of ``pack_seats`` (M x 4k), how
@@ -179,7 +87,7 @@ def board_log(db: Database, game: str, players: int
     matches table is rebuilt first."""
     for attempt in range(2):
         with db.session(readonly=True) as session:
-            ids, seats, singles, finished = read_outcomes(session, game, players)
+            ids, seats, singles, finished = outcome_store.read_outcomes(session, game, players)
             start = dict(session.execute(select(Rating.bot_id, Rating.elo)
                                          .where(Rating.game == game, Rating.players == players)).all())
         consistent = len(ids) == finished and not (len(ids) > 1 and (np.diff(ids) == 0).any())
@@ -187,7 +95,7 @@ def board_log(db: Database, game: str, players: int
             break
         with db.session() as session:
             lock_board(session, game, players)
-            rebuild_outcomes(session, game, players)
+            outcome_store.rebuild_outcomes(session, game, players)
     log = from_ids(seats[:, :players], seats[:, players:2 * players], ranking_kind(game))
     return log, ids, seats, singles, start
 
@@ -215,8 +123,8 @@ def refit(db: Database, game: str, players: int) -> int:
         played = np.unique(log.seats[since:]).tolist()
         _add_history(session, game, players, last_id, [log.bots[i] for i in played],
                      {row.bot: row.elo for row in table})
-        if singles >= COMPACT_AT:
-            compact_outcomes(session, game, players)
+        if singles >= outcome_store.COMPACT_AT:
+            outcome_store.compact_outcomes(session, game, players)
     return log.matches
 
 

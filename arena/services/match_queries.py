@@ -10,8 +10,8 @@ from sqlalchemy.orm import Session, defer, selectinload
 from arena.services.errors import NotFound, require_id
 from arena.services.publication import is_public
 from arena.services.redaction import public_replay
-from arena.services.replay_store import decompress
 from arena.storage.models import Bot, Match, MatchSeat
+from arena.storage.replays import decompress
 
 
 def list_matches(session: Session, tournament_id: int | None = None, bot_id: int | None = None,

@@ -15,17 +15,18 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session
 
 from arena.config import Settings
+from arena.services import tournaments
 from arena.services.bots import address_guard
 from arena.services.leaderboards import refit
 from arena.services.publication import close_deal
 from arena.services.redaction import redact_replay
-from arena.services.replay_store import compress
 from arena.storage.db import Database
 from arena.storage.models import Bot, Match, MatchSeat, MatchStatus, Tournament, TournamentStatus, utcnow
+from arena.storage.replays import compress
 from referee.errors import RulesError
 from referee.runner import BotSpec, play_match
 
@@ -173,18 +174,4 @@ def record(db: Database, match_id: int, replay: dict[str, Any]) -> bool:
 def _finish_tournament_if_done(session: Session, match_id: int) -> None:
     tournament_id = session.scalar(select(Match.tournament_id).where(Match.id == match_id))
     if tournament_id is not None:
-        finish_tournament_if_done(session, tournament_id)
-
-
-def finish_tournament_if_done(session: Session, tournament_id: int) -> int:
-    """Mark a running tournament finished once none of its matches is queued or running (1 if so)."""
-    open_matches = session.scalar(
-        select(func.count()).select_from(Match)
-        .where(Match.tournament_id == tournament_id, Match.status.in_([MatchStatus.QUEUED, MatchStatus.RUNNING]))
-    )
-    if open_matches:
-        return 0
-    done = session.execute(update(Tournament).where(Tournament.id == tournament_id,
-                                                    Tournament.status == TournamentStatus.RUNNING)
-                           .values(status=TournamentStatus.FINISHED, finished_at=utcnow()))
-    return done.rowcount
+        tournaments.finish_tournament_if_done(session, tournament_id)

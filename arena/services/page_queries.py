@@ -11,8 +11,8 @@ from typing import Any
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session, aliased
 
-from arena.services import latency, leaderboards
-from arena.services.errors import Invalid, NotFound
+from arena.services import latency
+from arena.services.errors import NotFound
 from arena.services.publication import is_public
 from arena.storage.models import (
     Account,
@@ -28,7 +28,6 @@ from arena.storage.models import (
     RatingPoint,
     Tournament,
 )
-from referee.games import GAMES
 
 LATENCY_WINDOW = 5000  # a bot's latency percentiles cover its newest this many seats
 
@@ -220,58 +219,3 @@ def active_bots(session: Session, limit: int = 1000) -> list[dict[str, Any]]:
 
 def owned_bots(session: Session, account_id: int) -> list[Bot]:
     return list(session.scalars(select(Bot).where(Bot.owner_id == account_id).order_by(Bot.id).limit(500)))
-
-
-
-
-
-def forget_memos() -> None:
-    """Drop every memoised rate (the page benchmark measures the cold cost with it)."""
-    _fault_rates.clear()
-
-
-_fault_rates: dict[tuple[str, str, int], tuple[Any, dict[int, float]]] = {}
-
-
-def leaderboard(session: Session, game: str, players: int | None = None) -> dict[str, Any]:
-    """``leaderboards.leaderboard`` (a test holds the two equal) with the fault rates memoised per stored fit:
-    they sum every seat of the leaderboard (100 ms for 10,000 matches on SQLite) and change only with a
-    recorded match, which refits the leaderboard and so changes its fit's version."""
-    if game not in GAMES:
-        raise NotFound(f"no game {game!r}")
-    available = leaderboards.player_counts(session, game)
-    spec = GAMES[game].spec
-    players = players if players is not None else available[0] if available else spec.min_players
-    if not spec.min_players <= players <= spec.max_players:
-        raise Invalid(f"{game} is played by {spec.min_players}-{spec.max_players} players")
-    rows = session.execute(
-        select(Rating, Bot.name, Account.name).join(Bot, Bot.id == Rating.bot_id)
-        .join(Account, Account.id == Bot.owner_id)
-        .where(Rating.game == game, Rating.players == players).order_by(Rating.rank, Rating.bot_id)).all()
-    live = dict(session.execute(select(LiveRating.bot_id, LiveRating.elo).where(
-        LiveRating.game == game, LiveRating.players == players)).all())
-    fit = session.get(LeaderboardFit, (game, players))
-    faults = _memo_fault_rates(session, game, players, fit)
-    entries = [{
-        "rank": r.rank, "rank_low": r.rank_low, "rank_high": r.rank_high, "bot_id": r.bot_id, "name": name,
-        "owner": owner, "elo": round(r.elo, 1), "elo_low": round(r.elo_low, 1), "elo_high": round(r.elo_high, 1),
-        "games": r.games, "live_elo": round(live.get(r.bot_id, 1500.0), 1),
-        "los_next": None if r.los_next is None else round(r.los_next, 4), "fault_rate": faults.get(r.bot_id),
-    } for r, name, owner in rows]
-    return {"game": game, "players": players, "available_players": available, "entries": entries,
-            "matches": fit.matches if fit else 0, "updated_at": fit.updated_at.isoformat() if fit else None}
-
-
-def _memo_fault_rates(session: Session, game: str, players: int, fit: LeaderboardFit | None) -> dict[int, float]:
-    if fit is None:
-        return leaderboards.fault_rates(session, game, players)
-    key, version = (str(session.get_bind().url), game, players), (fit.matches, fit.last_match_id, fit.updated_at)
-    cached = _fault_rates.get(key)
-    if cached is not None and cached[0] == version:
-        return cached[1]
-    rates = leaderboards.fault_rates(session, game, players)
-    if len(_fault_rates) > 256:
-        _fault_rates.clear()
-    _fault_rates[key] = (version, rates)
-    return rates
-

@@ -22,16 +22,16 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from arena.services import latency, standings
-from arena.services.leaderboards import lock_board, store_outcome, update_live
-from arena.services.metrics import count_match
-from arena.services.replay_store import decompress
-from arena.services.void_matches import record_void_seats, void_reason
-from arena.storage.models import Fault, Match, MatchSeat, MatchStatus
+from arena.services import recorders
+from arena.services.leaderboards import lock_board
+from arena.services.void_matches import void_reason
+from arena.storage.models import Match, MatchStatus
+from arena.storage.replays import decompress
 
 log = logging.getLogger("arena.matches")
 
 OPEN = (MatchStatus.QUEUED, MatchStatus.RUNNING)
+Stages = tuple[tuple[str, recorders.Recorder], ...]
 
 
 def is_public(status: str) -> bool:
@@ -61,52 +61,14 @@ def close_deal(session: Session, match_id: int) -> list[int]:
                                .execution_options(synchronize_session=False))
         if done.rowcount != 1:
             continue
-        if void:  # recorded, never rated (``void_matches``)
-            record_void_seats(session, sealed_id, replay)
-        else:
-            publish(session, sealed_id, replay)
+        publish(session, sealed_id, replay, recorders.VOID if void else recorders.RATED)
         published.append(sealed_id)
     return published
 
 
-def publish(session: Session, match_id: int, replay: dict[str, Any]) -> None:
-    """Write what the match's replay says where pages, the API and the ratings read it: seat results,
-    live Elo, the leaderboard's outcome store, tournament standings, metrics and faults."""
-    result = replay["result"]
-    seats = {row.seat: row for row in session.scalars(select(MatchSeat).where(MatchSeat.match_id == match_id))}
-    per_seat = _seat_latencies(replay)
-    for seat, row in seats.items():
-        samples = per_seat.get(seat, [])
-        row.rank = result["ranks"][seat]
-        row.score = float(result["scores"][seat])
-        row.forfeited = seat in result["forfeited"]
-        row.decisions = sum(1 for s in replay["steps"] for d in s["decisions"] if d["seat"] == seat)
-        row.faults = sum(1 for f in replay["faults"] if f["seat"] == seat)
-        row.latency_sum_ms = round(sum(samples), 3)
-        row.latency_max_ms = round(max(samples, default=0.0), 3)
-        row.latency_hist = latency.histogram(samples)
-    in_order = [seats[i] for i in sorted(seats)]
-    update_live(session, replay["game"], [seat.bot_id for seat in in_order], result)  # takes the board's lock
-    store_outcome(session, match_id, replay["game"], in_order)
-    tournament_id = session.scalar(select(Match.tournament_id).where(Match.id == match_id))
-    if tournament_id is not None:
-        standings.add_match(session, tournament_id, replay["game"], in_order)
-    all_samples = [x for samples in per_seat.values() for x in samples]
-    count_match(session, replay["game"], [f["kind"] for f in replay["faults"]], latency.histogram(all_samples),
-                sum(all_samples))
-    for fault in replay["faults"]:
-        session.add(Fault(match_id=match_id, bot_id=seats[fault["seat"]].bot_id, seat=fault["seat"],
-                          turn=fault["turn"], path=fault["path"], kind=fault["kind"],
-                          message=fault["message"][:2000], excerpt=fault["excerpt"][:1000],
-                          latency_ms=fault["latency_ms"]))
+def publish(session: Session, match_id: int, replay: dict[str, Any], stages: Stages = recorders.RATED) -> None:
+    """Write what the match's replay says where pages, the API and the ratings read it: the named
+    recorders of ``stages`` (seat results, live Elo, outcome store, standings, metrics, faults), in order."""
+    recorders.run(session, stages, recorders.Published.load(session, match_id, replay))
     log.debug("match published", extra={"match_id": match_id, "game": replay["game"],
-                                       "ranks": result["ranks"]})
-
-
-def _seat_latencies(replay: dict[str, Any]) -> dict[int, list[float]]:
-    out: dict[int, list[float]] = {}
-    for step in replay["steps"]:
-        for d in step["decisions"]:
-            if d["latency_ms"] is not None:
-                out.setdefault(d["seat"], []).append(d["latency_ms"])
-    return out
+                                       "ranks": replay["result"]["ranks"]})

@@ -15,8 +15,8 @@ from sqlalchemy.orm import Session
 
 from arena.queue import MatchQueue
 from arena.services.leaderboards import stale_boards
-from arena.services.matches import finish_tournament_if_done
 from arena.services.publication import close_deal
+from arena.services.tournaments import finish_tournament_if_done
 from arena.storage.models import Match, MatchStatus, Tournament, TournamentStatus, utcnow
 
 

@@ -181,3 +181,17 @@ def cancel_tournament(session: Session, organizer: Account, tournament_id: int,
         for match_id in queued:
             queue.cancel(match_id)
     return tournament
+
+
+def finish_tournament_if_done(session: Session, tournament_id: int) -> int:
+    """Mark a running tournament finished once none of its matches is queued or running (1 if so)."""
+    open_matches = session.scalar(
+        select(func.count()).select_from(Match)
+        .where(Match.tournament_id == tournament_id, Match.status.in_([MatchStatus.QUEUED, MatchStatus.RUNNING]))
+    )
+    if open_matches:
+        return 0
+    done = session.execute(update(Tournament).where(Tournament.id == tournament_id,
+                                                    Tournament.status == TournamentStatus.RUNNING)
+                           .values(status=TournamentStatus.FINISHED, finished_at=utcnow()))
+    return done.rowcount

@@ -234,7 +234,7 @@ class LeaderboardFit(Base):
 
 class BoardOutcome(Base):
     """One finished match as its leaderboard's refit reads it, written in the transaction that records the
-    match: the seats' bot ids, ranks, faults and decisions, little-endian int32 (``leaderboards.pack_seats``). A refit
+    match: the seats' bot ids, ranks, faults and decisions, little-endian int32 (``outcome_store.pack_seats``). A refit
     packs these rows into ``BoardOutcomeBlock`` rows once there are enough of them."""
 
     __tablename__ = "board_outcomes"

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import event, func, select, update
 
 from arena.ratings.leaderboard import leaderboard as fresh_table
-from arena.services import leaderboards
+from arena.services import outcome_store
 from arena.services.accounts import hash_token
 from arena.services.leaderboards import BOOTSTRAP_SEED, fault_rates, match_log, refit, stale_boards
 from arena.services.matches import record
@@ -176,8 +176,8 @@ def test_a_refit_touches_only_its_own_leaderboard(database, monkeypatch) -> None
 def test_matches_that_bypassed_record_are_read_from_seat_rows_then_kept_in_blocks(database, monkeypatch) -> None:
     """Finished matches with no store rows (bulk loads, matches older than the store) make the refit rebuild
     the store; later single rows are packed into blocks once there are COMPACT_AT of them."""
-    monkeypatch.setattr(leaderboards, "BLOCK", 16)
-    monkeypatch.setattr(leaderboards, "COMPACT_AT", 10)
+    monkeypatch.setattr(outcome_store, "BLOCK", 16)
+    monkeypatch.setattr(outcome_store, "COMPACT_AT", 10)
     ids = _world(database)
     _play(database, ids, ONE_LOSER_BOARD, 40, 4)
     with database.session() as session:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from sqlalchemy import select, update
 
 from arena.services.matches import claim, run_match
-from arena.services.replay_store import decompress
 from arena.storage.models import Match, MatchStatus
+from arena.storage.replays import decompress
 from sample_bots.random_bot import make_bot
 from sample_bots.sdk import start_in_thread
 from tests.arena import service_harness as h

@@ -12,8 +12,8 @@ from arena.services import tournaments as tournament_service
 from arena.services.matches import claim, record, run_match
 from arena.services.publication import close_deal
 from arena.services.reconcile import reconcile
-from arena.services.replay_store import compress
 from arena.storage.models import Account, Fault, LiveRating, Match, MatchSeat, MatchStatus, MetricCounter
+from arena.storage.replays import compress
 from referee.runner import BotSpec, play_match
 from tests.arena import service_harness as h
 

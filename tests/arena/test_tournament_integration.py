@@ -15,8 +15,8 @@ from sqlalchemy import func, select
 
 from arena.bootstrap import Context
 from arena.queue import MatchQueue, connect
-from arena.services.replay_store import decompress
 from arena.storage.models import Fault, LiveRating, Match, MatchSeat, MatchStatus, Rating, Tournament
+from arena.storage.replays import decompress
 from referee.replay import verify_replay
 from tests.arena import service_harness as h
 

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from arena.services.replay_store import decompress
 from arena.storage.models import Match
+from arena.storage.replays import decompress
 from referee.replay import verify_replay
 
 

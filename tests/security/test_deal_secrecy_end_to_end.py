@@ -24,8 +24,8 @@ from sqlalchemy import select
 
 from arena.bootstrap import Context
 from arena.services.publication import OPEN
-from arena.services.replay_store import decompress
 from arena.storage.models import Match, MatchStatus
+from arena.storage.replays import decompress
 from arena.web import create_app
 from referee.replay import verify_replay
 from sample_bots.sdk import Bot, BotServer, start_in_thread

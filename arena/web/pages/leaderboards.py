@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import request
 
 from arena.services.errors import Invalid
-from arena.services.page_queries import leaderboard
+from arena.services.leaderboards import leaderboard
 from arena.web.pages import pages
 from arena.web.pages.charts import interval_bar, interval_scale
 from arena.web.pages.common import page, unit_of_work, viewer

@@ -10,7 +10,7 @@ from flask import Response
 from arena.services import page_queries
 from arena.services.errors import NotFound
 from arena.services.redaction import public_replay
-from arena.services.replay_store import decompress
+from arena.storage.replays import decompress
 from arena.web.pages import pages
 from arena.web.pages.common import existing_id, page, unit_of_work, viewer
 from arena.web.pages.replay_data import replay_frames, replay_steps

@@ -1,0 +1,53 @@
+"""Each recorder of a published match, run alone (after the seat results it reads), writes its own table
+and nothing else (arena.services.recorders)."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import func, select
+
+from arena.services import recorders
+from arena.storage.models import BoardOutcome, Fault, LiveRating, Match, MatchSeat, MetricCounter, TournamentScore
+from referee.runner import BotSpec, play_match
+from tests.arena import service_harness as h
+
+TABLES = {
+    "seat results": select(func.count()).select_from(MatchSeat).where(MatchSeat.rank.is_not(None)),
+    "live Elo": select(func.count()).select_from(LiveRating),
+    "outcome store": select(func.count()).select_from(BoardOutcome),
+    "tournament standings": select(func.count()).select_from(TournamentScore),
+    "metrics": select(func.count()).select_from(MetricCounter),
+    "faults": select(func.count()).select_from(Fault),
+}
+
+
+def _counts(session) -> dict[str, int]:
+    return {name: session.scalar(query) for name, query in TABLES.items()}
+
+
+@pytest.mark.parametrize("name", [name for name, _ in recorders.RATED])
+def test_each_recorder_writes_only_its_own_table(context, name: str) -> None:
+    recorder = dict(recorders.RATED)[name]
+    with h.slow_bots(2, 0) as servers:
+        bots = h.register_bots(context, servers, "piranha-pedro")
+        tournament_id = h.start_tournament(context, {"game": "piranha-pedro", "bots": bots, "seats": 2})
+        with context.db.session() as session:
+            match = session.scalars(select(Match).where(Match.tournament_id == tournament_id)).first()
+            by_bot = dict(zip(bots, servers, strict=True))
+            seats = session.scalars(select(MatchSeat.bot_id).where(MatchSeat.match_id == match.id)
+                                    .order_by(MatchSeat.seat)).all()
+            replay = play_match("piranha-pedro", [BotSpec(by_bot[b].url, by_bot[b].bot.secret, bot_id=b)
+                                                  for b in seats], match.seed)
+    replay["faults"].append({"seat": 0, "turn": 1, "path": "/act", "kind": "timeout", "message": "late",
+                             "excerpt": "", "latency_ms": 1000.0})  # so the fault recorder has one to write
+    with context.db.session() as session:
+        published = recorders.Published.load(session, match.id, replay)
+        if name != "seat results":  # the stages after it read the seat rows it writes
+            recorders.seat_results(session, published)
+            session.flush()
+        before = _counts(session)
+        recorder(session, published)
+        session.flush()
+        after = _counts(session)
+    changed = {table for table in TABLES if after[table] != before[table]}
+    assert changed == {name}
