@@ -29,6 +29,14 @@ from referee.errors import RulesError
 from referee.games import GAMES
 
 MAX_MATCHES = 100_000
+# What a tournament may ask for (inclusive ranges): the one home of these limits; the API schema and the
+# form are built from them.
+SEATS = (2, 6)  # within each game's own player range
+CYCLES = (1, 1000)
+TIME_LIMIT_MS = (10, 60_000)
+DEFAULT_TIME_LIMIT_MS = 1000
+SEED = (0, 2**31 - 1)
+MAX_BOTS = 1000
 
 
 def _int(value: Any, name: str, low: int, high: int) -> int:
@@ -48,9 +56,9 @@ def create_tournament(session: Session, organizer: Account, body: dict[str, Any]
         raise Invalid(f"game must be one of {sorted(GAMES)}")
     spec = GAMES[game_name].spec
     seats = _int(body.get("seats", spec.min_players), "seats", spec.min_players, spec.max_players)
-    cycles = _int(body.get("cycles", 1), "cycles", 1, 1000)
-    time_limit = _int(body.get("time_limit_ms", 1000), "time_limit_ms", 10, 60_000)
-    seed = _int(body["seed"], "seed", 0, 2**31 - 1) if body.get("seed") is not None else secrets.randbelow(2**31)
+    cycles = _int(body.get("cycles", CYCLES[0]), "cycles", *CYCLES)
+    time_limit = _int(body.get("time_limit_ms", DEFAULT_TIME_LIMIT_MS), "time_limit_ms", *TIME_LIMIT_MS)
+    seed = _int(body["seed"], "seed", *SEED) if body.get("seed") is not None else secrets.randbelow(SEED[1] + 1)
     deals = body.get("deals", Deals.DUPLICATE)
     if deals not in tuple(Deals):
         raise Invalid(f"deals must be one of {[d.value for d in Deals]}")

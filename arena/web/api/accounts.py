@@ -7,8 +7,9 @@ from flask import jsonify
 from arena.services.accounts import create_account
 from arena.services.errors import Forbidden
 from arena.web.api import api
-from arena.web.api.common import context, json_body, unit_of_work
+from arena.web.api.common import json_body
 from arena.web.api.openapi import ACCOUNT_CREATE
+from arena.web.context import context, unit_of_work
 from arena.web.ratelimit import signup_limit
 
 

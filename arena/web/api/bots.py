@@ -7,8 +7,9 @@ from sqlalchemy.orm import Session
 
 from arena.services import bots as service
 from arena.web.api import api
-from arena.web.api.common import context, current_account, int_arg, json_body, unit_of_work
+from arena.web.api.common import current_account, int_arg, json_body
 from arena.web.api.openapi import BOT_CREATE, BOT_UPDATE
+from arena.web.context import context, unit_of_work
 from arena.web.ratelimit import bot_change_limit, bot_limit
 from referee.games import GAMES
 

@@ -2,32 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import jsonschema
-from flask import current_app, request
+from flask import request
 from sqlalchemy.orm import Session
 
-from arena.bootstrap import Context
 from arena.services.accounts import authenticate
 from arena.services.errors import Invalid, Unauthorized
 from arena.services.untrusted_json import parse_json
 from arena.storage.models import Account
 from arena.web.identity import bearer_token
-
-
-def context() -> Context:
-    return current_app.extensions["arena"]
-
-
-@contextmanager
-def unit_of_work(readonly: bool = False) -> Iterator[Session]:
-    """One transaction per request; GET and HEAD (and ``readonly`` units) never take the database's
-    write lock."""
-    with context().db.session(readonly=readonly or request.method in ("GET", "HEAD")) as session:
-        yield session
 
 
 def current_account(session: Session, required: bool = True) -> Account | None:

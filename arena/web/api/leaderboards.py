@@ -6,7 +6,8 @@ from flask import jsonify
 
 from arena.services.leaderboards import leaderboard
 from arena.web.api import api
-from arena.web.api.common import int_arg, unit_of_work
+from arena.web.api.common import int_arg
+from arena.web.context import unit_of_work
 
 
 @api.get("/leaderboards/<game>")

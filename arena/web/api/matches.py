@@ -7,7 +7,8 @@ from flask import jsonify
 from arena.services import match_queries as service
 from arena.services.errors import MAX_ID
 from arena.web.api import api
-from arena.web.api.common import int_arg, unit_of_work
+from arena.web.api.common import int_arg
+from arena.web.context import unit_of_work
 
 
 @api.get("/matches")

@@ -7,8 +7,14 @@ from typing import Any
 
 from flask import jsonify
 
+from arena.services import tournaments as limits
 from arena.services.errors import MAX_ID
 from arena.web.api import api
+
+
+def _int_range(bounds: tuple[int, int]) -> dict[str, Any]:
+    return {"type": "integer", "minimum": bounds[0], "maximum": bounds[1]}
+
 
 NAME = {"type": "string", "minLength": 1, "maxLength": 80}
 
@@ -31,11 +37,11 @@ TOURNAMENT_CREATE = {
     "properties": {
         "game": {"type": "string", "minLength": 1, "maxLength": 60},
         "bots": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": MAX_ID}, "minItems": 2,
-                 "maxItems": 1000, "uniqueItems": True},
-        "seats": {"type": "integer", "minimum": 2, "maximum": 6},
-        "cycles": {"type": "integer", "minimum": 1, "maximum": 1000},
-        "time_limit_ms": {"type": "integer", "minimum": 10, "maximum": 60000},
-        "seed": {"type": "integer", "minimum": 0, "maximum": 2**31 - 1},
+                 "maxItems": limits.MAX_BOTS, "uniqueItems": True},
+        "seats": _int_range(limits.SEATS),
+        "cycles": _int_range(limits.CYCLES),
+        "time_limit_ms": _int_range(limits.TIME_LIMIT_MS),
+        "seed": _int_range(limits.SEED),
         "deals": {"type": "string", "enum": ["duplicate", "independent"]},
         "params": {"type": "object"},
     },
@@ -183,7 +189,7 @@ def spec() -> dict[str, Any]:
             "/api/leaderboards/{game}": {"get": _op(
                 "Elo with 95% intervals", 200, {"$ref": "#/components/schemas/Leaderboard"}, 404, 422,
                 params=[{"name": "game", "in": "path", "required": True, "schema": {"type": "string"}},
-                        _query("players", {"type": "integer", "minimum": 2, "maximum": 6})])},
+                        _query("players", _int_range(limits.SEATS))])},
         },
     }
 

@@ -7,8 +7,9 @@ from flask import jsonify, request
 from arena.services import tournaments as service
 from arena.services.errors import Invalid
 from arena.web.api import api
-from arena.web.api.common import context, current_account, int_arg, json_body, unit_of_work
+from arena.web.api.common import current_account, int_arg, json_body
 from arena.web.api.openapi import TOURNAMENT_CREATE
+from arena.web.context import context, unit_of_work
 from arena.web.ratelimit import tournament_limit
 
 

@@ -10,8 +10,9 @@ from werkzeug.wrappers import Response
 
 from arena.services.accounts import authenticate, create_account
 from arena.services.errors import ServiceError
+from arena.web.context import context, unit_of_work
 from arena.web.pages import pages
-from arena.web.pages.common import context, page, sign_in, sign_out, unit_of_work
+from arena.web.pages.common import page, sign_in, sign_out
 from arena.web.pages.forms import LoginForm, LogoutForm, SignupForm
 from arena.web.ratelimit import signup_limit
 

@@ -13,10 +13,11 @@ from werkzeug.wrappers import Response
 
 from arena.services import bots as bot_service
 from arena.services import latency, page_queries
-from arena.services.errors import ServiceError
+from arena.services.errors import ServiceError, require_id
+from arena.web.context import context, unit_of_work
 from arena.web.pages import pages
 from arena.web.pages.charts import history_chart
-from arena.web.pages.common import context, existing_id, page, unit_of_work, viewer
+from arena.web.pages.common import page, viewer
 from arena.web.pages.forms import BotForm
 from arena.web.ratelimit import bot_limit
 from referee.games import GAMES
@@ -32,7 +33,7 @@ def latency_labels(summary: dict[str, Any]) -> dict[str, Any]:
 
 @pages.get("/bots/<int:bot_id>")
 def bot_page(bot_id: int) -> tuple[str, int]:
-    existing_id(bot_id, "bot")
+    require_id(bot_id, "bot")
     with unit_of_work() as session:
         account = viewer(session)
         bot = bot_service.get_bot(session, bot_id)

@@ -2,39 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
-from flask import current_app, g, render_template, request, session
+from flask import current_app, g, render_template, session
 from sqlalchemy.orm import Session
 
-from arena.bootstrap import Context
-from arena.services.errors import NotFound
 from arena.services.web_sessions import close_session, open_session, session_account
 from arena.storage.models import Account
+from arena.web.context import context, unit_of_work
 from arena.web.identity import SESSION_KEY
-
-MAX_ID = 2**31 - 1  # id columns are 32-bit on PostgreSQL: a bigger id names nothing
-
-
-def existing_id(value: int, what: str) -> int:
-    """``NotFound`` for an id no row can have, before the database sees it (PostgreSQL would refuse it)."""
-    if not 1 <= value <= MAX_ID:
-        raise NotFound(f"no {what} {value}")
-    return value
-
-
-def context() -> Context:
-    return current_app.extensions["arena"]
-
-
-@contextmanager
-def unit_of_work(readonly: bool = False) -> Iterator[Session]:
-    """One transaction; a GET (or a ``readonly`` unit) never takes the database's write lock."""
-    with context().db.session(readonly=readonly or request.method in ("GET", "HEAD")) as db_session:
-        yield db_session
 
 
 def viewer(db_session: Session) -> Account | None:

@@ -11,6 +11,7 @@ from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, InputRequired, Length, NumberRange, Optional, ValidationError
 from wtforms.widgets import CheckboxInput, ListWidget
 
+from arena.services import tournaments as limits
 from arena.services.errors import Invalid
 from arena.services.untrusted_json import parse_json
 from referee.games import GAMES
@@ -69,12 +70,12 @@ def _json_object(_form: FlaskForm, field: TextAreaField) -> None:
 class TournamentForm(FlaskForm):
     game = SelectField("Game", choices=[], validators=[DataRequired()])
     seats = IntegerField("Seats per table", validators=[InputRequired("How many players per match?"),
-                                                        NumberRange(2, 6)], default=3)
-    cycles = IntegerField("Cycles", validators=[InputRequired(), NumberRange(1, 1000)], default=1,
+                                                        NumberRange(*limits.SEATS)], default=3)
+    cycles = IntegerField("Cycles", validators=[InputRequired(), NumberRange(*limits.CYCLES)], default=1,
                           description="Each cycle plays every table in every seat rotation once.")
-    time_limit_ms = IntegerField("Decision time (ms)", validators=[InputRequired(), NumberRange(10, 60_000)],
-                                 default=1000)
-    seed = IntegerField("Seed (optional)", validators=[Optional(), NumberRange(0, 2**31 - 1)],
+    time_limit_ms = IntegerField("Decision time (ms)", validators=[InputRequired(), NumberRange(*limits.TIME_LIMIT_MS)],
+                                 default=limits.DEFAULT_TIME_LIMIT_MS)
+    seed = IntegerField("Seed (optional)", validators=[Optional(), NumberRange(*limits.SEED)],
                         description="Leave empty for a random one. The same seed replays the same deals on this "
                                     "arena; it is shown once the tournament is over.")
     deals = SelectField("Deals", choices=[], default="duplicate",

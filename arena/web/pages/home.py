@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from arena.services import page_queries
 from arena.storage.models import TournamentStatus
+from arena.web.context import unit_of_work
 from arena.web.pages import pages
-from arena.web.pages.common import page, unit_of_work, viewer
+from arena.web.pages.common import page, viewer
 from referee.games import GAMES
 
 TOP = 5

@@ -6,9 +6,10 @@ from flask import request
 
 from arena.services.errors import Invalid
 from arena.services.leaderboards import leaderboard
+from arena.web.context import unit_of_work
 from arena.web.pages import pages
 from arena.web.pages.charts import interval_bar, interval_scale
-from arena.web.pages.common import page, unit_of_work, viewer
+from arena.web.pages.common import page, viewer
 from referee.games import GAMES
 
 

@@ -8,18 +8,19 @@ import json
 from flask import Response
 
 from arena.services import page_queries
-from arena.services.errors import NotFound
+from arena.services.errors import NotFound, require_id
 from arena.services.redaction import public_replay
 from arena.storage.replays import decompress
+from arena.web.context import unit_of_work
 from arena.web.pages import pages
-from arena.web.pages.common import existing_id, page, unit_of_work, viewer
+from arena.web.pages.common import page, viewer
 from arena.web.pages.replay_data import replay_frames, replay_steps
 from referee.games import GAMES
 
 
 @pages.get("/matches/<int:match_id>")
 def match_page(match_id: int) -> tuple[str, int]:
-    existing_id(match_id, "match")
+    require_id(match_id, "match")
     with unit_of_work() as session:
         viewer(session)
         rows = page_queries.match_rows(session, [match_id])
@@ -41,7 +42,7 @@ def match_page(match_id: int) -> tuple[str, int]:
 
 @pages.get("/matches/<int:match_id>/replay.json")
 def replay_download(match_id: int) -> Response:
-    existing_id(match_id, "match")
+    require_id(match_id, "match")
     with unit_of_work() as session:
         blob = page_queries.match_details(session, match_id)["replay_gz"]
     if not blob:

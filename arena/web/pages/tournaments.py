@@ -10,10 +10,11 @@ from werkzeug.wrappers import Response
 
 from arena.services import page_queries
 from arena.services import tournaments as service
-from arena.services.errors import ServiceError
+from arena.services.errors import ServiceError, require_id
 from arena.storage.models import TournamentStatus
+from arena.web.context import context, unit_of_work
 from arena.web.pages import pages
-from arena.web.pages.common import context, existing_id, page, unit_of_work, viewer
+from arena.web.pages.common import page, viewer
 from arena.web.pages.errors import error_page
 from arena.web.pages.forms import TournamentForm
 from arena.web.ratelimit import tournament_limit
@@ -25,7 +26,7 @@ CROSS_TABLE_MAX = 24  # bots; a bigger table would not be readable on a page
 
 @pages.get("/tournaments/<int:tournament_id>")
 def tournament_page(tournament_id: int) -> tuple[str, int]:
-    existing_id(tournament_id, "tournament")
+    require_id(tournament_id, "tournament")
     page_number = min(max(1, request.args.get("page", 1, type=int) or 1), 100_000)
     with unit_of_work() as session:
         viewer(session)
