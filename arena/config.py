@@ -71,18 +71,22 @@ class Settings:
         if self.deal_secret:
             return self.deal_secret.encode("utf-8")
         path = self.data_dir / DEAL_SECRET_FILE
-        try:
-            return path.read_bytes().strip()
-        except FileNotFoundError:
-            pass
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:  # another process wrote it first: use theirs
-            return path.read_bytes().strip()
-        with os.fdopen(fd, "w") as out:
-            out.write(secrets.token_hex(32))
-        return path.read_bytes().strip()
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            draft = path.with_name(f".{DEAL_SECRET_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
+            fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as out:
+                out.write(secrets.token_hex(32))
+            try:  # whole or not at all: a reader never sees a file being written
+                os.link(draft, path)
+            except FileExistsError:  # another process kept its key first: use that one
+                pass
+            finally:
+                draft.unlink()
+        key = path.read_bytes().strip()
+        if len(key) < MIN_DEAL_SECRET:
+            raise ConfigError(f"{path} holds no usable deal key; remove it to have a new one made")
+        return key
 
     def time_controls(self, decision_ms: int | None = None) -> TimeControls:
         return TimeControls(decision_ms=decision_ms or self.decision_ms, start_ms=self.start_ms,
@@ -90,6 +94,7 @@ class Settings:
 
 
 DEAL_SECRET_FILE = "deal-secret"
+MIN_DEAL_SECRET = 32  # characters: a short key would let anyone search for it from published seeds
 _BOOL = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 
 
@@ -129,6 +134,8 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
             parse_networks(getattr(settings, name))
         except ValueError as exc:
             raise ConfigError(f"ARENA_{name.upper()}: {exc}") from None
+    if settings.deal_secret and len(settings.deal_secret) < MIN_DEAL_SECRET:
+        raise ConfigError(f"ARENA_DEAL_SECRET must be at least {MIN_DEAL_SECRET} characters")
     if settings.session_days < 1:
         raise ConfigError(f"ARENA_SESSION_DAYS must be at least 1, not {settings.session_days}")
     if settings.production and settings.secret_key and not settings.deal_secret:  # every host derives the same key

@@ -119,14 +119,15 @@ def design_tables(n: int, k: int, max_tables: int = DEFAULT_MAX_TABLES) -> list[
     return min(candidates, key=len) if candidates else cyclic
 
 
-def table_seeds(seed: int, count: int, key: bytes = b"") -> list[int]:
-    """``count`` distinct positive 63-bit seeds: table ``i`` gets HMAC-SHA256(key, "seed:i"), so they are
-    reproducible from the tournament seed and the key, and unpredictable from the seed without the key."""
+def table_seeds(seed: int, count: int, key: bytes = b"", context: str = "") -> list[int]:
+    """``count`` distinct positive 63-bit seeds: table ``i`` gets HMAC-SHA256(key, "context|seed:i"), so
+    they are reproducible from the tournament (``context``: its game, seats, bots...), its seed and the
+    key, and unpredictable without the key. The same seed in another tournament gives other deals."""
     seeds: list[int] = []
     seen: set[int] = set()
     counter = 0
     while len(seeds) < count:
-        digest = hmac.new(key, f"{seed}:{counter}".encode(), hashlib.sha256).digest()
+        digest = hmac.new(key, f"{context}|{seed}:{counter}".encode(), hashlib.sha256).digest()
         counter += 1
         value = int.from_bytes(digest[:8], "big") % (SEED_SPACE.stop - 1) + 1
         if value not in seen:  # a repeat (about 1 in 2^63 per pair) would make two tables one deal
@@ -137,7 +138,7 @@ def table_seeds(seed: int, count: int, key: bytes = b"") -> list[int]:
 
 def round_robin(
     bots: Sequence[Hashable], seats: int, *, cycles: int = 1, seed: int = 0, max_tables: int = DEFAULT_MAX_TABLES,
-    key: bytes = b"", duplicate: bool = True,
+    key: bytes = b"", context: str = "", duplicate: bool = True,
 ) -> list[ScheduledMatch]:
     """Every chosen table in all ``seats`` rotations, the whole design ``cycles`` times; a table's rotations
     share one seed (``duplicate``) or each gets its own (independent deals: nothing a bot sees in one
@@ -148,7 +149,7 @@ def round_robin(
         raise ValueError("cycles must be at least 1")
     tables = design_tables(len(bots), seats, max_tables)
     count = len(tables) * cycles
-    seeds = table_seeds(seed, count * (1 if duplicate else seats), key)
+    seeds = table_seeds(seed, count * (1 if duplicate else seats), key, context)
     schedule = []
     for number in range(count):
         members = [bots[i] for i in tables[number % len(tables)]]

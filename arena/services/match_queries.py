@@ -32,7 +32,8 @@ def list_matches(session: Session, tournament_id: int | None = None, bot_id: int
 
 def get_match(session: Session, match_id: int) -> Match:
     require_id(match_id, "match")
-    match = session.scalar(select(Match).options(selectinload(Match.seats)).where(Match.id == match_id))
+    match = session.scalar(select(Match).options(selectinload(Match.seats), defer(Match.replay_gz))
+                           .where(Match.id == match_id))  # the blob is loaded only when it may be shown
     if match is None:
         raise NotFound(f"no match {match_id}")
     return match
@@ -61,5 +62,5 @@ def match_json(match: Match, with_replay: bool = False, names: dict[int, str] | 
         "finished_at": match.finished_at.isoformat() if match.finished_at and public else None,
     }
     if with_replay:
-        data["replay"] = public_replay(decompress(match.replay_gz)) if match.replay_gz and public else None
+        data["replay"] = public_replay(decompress(match.replay_gz)) if public and match.replay_gz else None
     return data

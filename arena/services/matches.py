@@ -10,7 +10,7 @@ again.
 from __future__ import annotations
 
 import logging
-import time
+import threading
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -49,6 +49,8 @@ def claim(session: Session, match_id: int, worker: str, lease_s: int) -> bool:
 
 
 RefitRequest = Callable[[str, int], None]
+MAX_ATTEMPTS = 5  # a match whose plays keep failing (a crash, the job's time limit) is an error after this
+GAVE_UP = f"the match failed {MAX_ATTEMPTS} times in a row and was given up"
 
 
 def run_match(db: Database, settings: Settings, match_id: int, worker: str,
@@ -62,6 +64,12 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
             return "skipped"
         match = session.get(Match, match_id)
         assert match is not None
+        if match.attempts > MAX_ATTEMPTS:  # it fails every time: give up, so its deal can close
+            match.status, match.error, match.finished_at = MatchStatus.ERROR, GAVE_UP, utcnow()
+            session.flush()
+            close_deal(session, match_id)
+            _finish_tournament_if_done(session, match_id)
+            return "error"
         if _tournament_cancelled(session, match):
             match.status = MatchStatus.CANCELLED
             session.flush()
@@ -74,10 +82,10 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
         setup = (match.game, match.seed, dict(match.params), settings.time_controls(match.time_limit_ms))
     game, seed, params, tc = setup
     log.info("match started", extra={"match_id": match_id, "game": game, "worker": worker})
-    renew = _LeaseKeeper(db, match_id, worker, settings.match_lease_s)
     try:
-        replay = play_match(game, bots, seed, params, tc, match_id=referee_match_id,
-                            guard=address_guard(settings), on_step=renew)
+        with _LeaseKeeper(db, match_id, worker, settings.match_lease_s):
+            replay = play_match(game, bots, seed, params, tc, match_id=referee_match_id,
+                                guard=address_guard(settings))
     except RulesError as exc:
         log.error("match cannot be set up: %s", exc, extra={"match_id": match_id})
         _mark_error(db, match_id, str(exc))
@@ -88,7 +96,9 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
     recorded = record(db, match_id, replay)
     log.info("match played" if recorded else "match already recorded by another worker",
              extra={"match_id": match_id, "game": game, "worker": worker})  # no result: it may be sealed
-    if recorded:
+    with db.session(readonly=True) as session:  # sealed: nothing new for the leaderboard yet
+        published = session.scalar(select(Match.status).where(Match.id == match_id)) == MatchStatus.FINISHED
+    if recorded and published:
         players = len(bots)
         if request_refit is not None:
             request_refit(game, players)
@@ -98,16 +108,32 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
 
 
 class _LeaseKeeper:
-    """Renews the lease from the referee's step hook, at most every third of the lease."""
+    """Renews the lease every third of it, from a thread of its own while the match plays. Renewing only
+    between steps let a bot that thought longer than the lease (a decision may take 60 s, the lease is
+    30 s) have the match started again by another worker on the same deal, and then play the second
+    attempt knowing what the first had shown it."""
 
     def __init__(self, db: Database, match_id: int, worker: str, lease_s: int) -> None:
         self.db, self.match_id, self.worker, self.lease_s = db, match_id, worker, lease_s
-        self.last = time.monotonic()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"lease-{match_id}", daemon=True)
 
-    def __call__(self, turn: int, decisions: list[dict[str, Any]]) -> None:
-        if time.monotonic() - self.last < self.lease_s / 3:
-            return
-        self.last = time.monotonic()
+    def __enter__(self) -> _LeaseKeeper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.lease_s / 3):
+            try:
+                self.renew()
+            except Exception:  # the database away for a moment: the next beat tries again
+                log.exception("could not renew the lease of match %s", self.match_id)
+
+    def renew(self) -> None:
         with self.db.session() as session:
             session.execute(
                 update(Match)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from arena.queue import MatchQueue
@@ -50,20 +50,24 @@ def reconcile(session: Session, queue: MatchQueue) -> dict[str, int]:
 
 
 def _cancel_abandoned(session: Session, now: datetime) -> int:
-    """A cancelled tournament's match whose worker died is never played again: cancel it, so that its
-    deal closes and the twins it held sealed are published (``publication``)."""
+    """A cancelled tournament's match that nobody will play any more (its worker died, or a failed play
+    put it back in the queue) is cancelled, so that its deal closes; and any deal left with sealed matches
+    and none open is published (``publication``): no deal stays sealed for ever."""
+    abandoned = or_(Match.status == MatchStatus.QUEUED,
+                    and_(Match.status == MatchStatus.RUNNING, Match.lease_until < now))
     ids = session.scalars(
         select(Match.id).join(Tournament, Tournament.id == Match.tournament_id)
-        .where(Tournament.status == TournamentStatus.CANCELLED, Match.status == MatchStatus.RUNNING,
-               Match.lease_until < now)
+        .where(Tournament.status == TournamentStatus.CANCELLED, abandoned)
     ).all()
     cancelled = 0
     for match_id in ids:
-        done = session.execute(update(Match).where(Match.id == match_id, Match.status == MatchStatus.RUNNING,
-                                                   Match.lease_until < now)
+        done = session.execute(update(Match).where(Match.id == match_id, abandoned)
                                .values(status=MatchStatus.CANCELLED, lease_until=None)
                                .execution_options(synchronize_session=False))
         if done.rowcount == 1:
             close_deal(session, match_id)
             cancelled += 1
+    for match_id in session.scalars(select(func.min(Match.id)).where(Match.status == MatchStatus.SEALED)
+                                    .group_by(Match.tournament_id, Match.seed)).all():
+        close_deal(session, match_id)  # publishes only a deal with no open match
     return cancelled

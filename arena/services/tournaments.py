@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 from typing import Any
 
@@ -11,6 +12,7 @@ from sqlalchemy.orm import Session
 from arena.queue import MatchQueue
 from arena.schedules import round_robin
 from arena.services.errors import Forbidden, Invalid, NotFound, require_id
+from arena.services.leaderboards import lock_board
 from arena.services.publication import close_deal
 from arena.services.standings import standings_and_cross_table
 from arena.storage.models import (
@@ -86,7 +88,10 @@ def create_tournament(session: Session, organizer: Account, body: dict[str, Any]
         GAMES[game_name].initial_state(seats, 0, params)
     except RulesError as exc:
         raise Invalid(f"params: {exc}") from None
-    schedule = round_robin(bot_ids, seats, cycles=cycles, seed=seed, key=deal_key,
+    # The deals follow from the key, the seed and what the tournament is: reusing a seed with other bots,
+    # another game or other parameters gives other deals (a past tournament's public replays tell nothing).
+    identity = json.dumps([game_name, seats, deals, sorted(bot_ids), params], sort_keys=True)
+    schedule = round_robin(bot_ids, seats, cycles=cycles, seed=seed, key=deal_key, context=identity,
                            duplicate=deals == Deals.DUPLICATE)
     if len(schedule) > MAX_MATCHES:
         raise Invalid(f"that schedule has {len(schedule)} matches; the limit is {MAX_MATCHES}")
@@ -139,20 +144,22 @@ def progress(session: Session, tournament_id: int) -> dict[str, int]:
 
 
 def tournament_json(session: Session, tournament: Tournament, detail: bool = True) -> dict[str, Any]:
+    counts = progress(session, tournament.id)
+    over = tournament.status != TournamentStatus.RUNNING and not counts["running"] + counts["queued"]
     data: dict[str, Any] = {
         "id": tournament.id,
         "game": tournament.game,
         "seats": tournament.seats,
         "cycles": tournament.cycles,
         "time_limit_ms": tournament.time_limit_ms,
-        "seed": tournament.seed if tournament.status != TournamentStatus.RUNNING else None,  # see publication
+        "seed": tournament.seed if over else None,  # shown once no match of it can still be played
         "deals": tournament.deals,
         "params": tournament.params,
         "bots": tournament.bot_ids,
         "status": tournament.status,
         "created_at": tournament.created_at.isoformat(),
         "finished_at": tournament.finished_at.isoformat() if tournament.finished_at else None,
-        "progress": progress(session, tournament.id),
+        "progress": counts,
     }
     if detail:
         data.update(standings_and_cross_table(session, tournament))
@@ -173,6 +180,9 @@ def cancel_tournament(session: Session, organizer: Account, tournament_id: int,
     tournament = get_tournament(session, tournament_id)
     if tournament.status != TournamentStatus.RUNNING:
         return tournament
+    # The leaderboard's lock first, as recording a match takes it before the tournament's row: so cancel
+    # and record never wait for each other in a circle, and the sealed rows read below are all committed.
+    lock_board(session, tournament.game, tournament.seats)
     tournament.status = TournamentStatus.CANCELLED
     tournament.finished_at = utcnow()
     queued = list(session.scalars(select(Match.id).where(Match.tournament_id == tournament_id,

@@ -5,16 +5,18 @@ seed, ratings, faults and metrics."""
 from __future__ import annotations
 
 import threading
+import time
 
 from sqlalchemy import func, select, update
 
 from arena.services import tournaments as tournament_service
-from arena.services.matches import claim, record, run_match
+from arena.services.matches import GAVE_UP, MAX_ATTEMPTS, claim, record, run_match
 from arena.services.publication import close_deal
 from arena.services.reconcile import reconcile
 from arena.storage.models import Account, Fault, LiveRating, Match, MatchSeat, MatchStatus, MetricCounter
 from arena.storage.replays import compress
 from referee.runner import BotSpec, play_match
+from sample_bots.sdk import Bot, start_in_thread
 from tests.arena import service_harness as h
 
 GAME = "piranha-pedro"
@@ -176,6 +178,88 @@ def test_a_cancelled_tournaments_abandoned_match_is_cancelled_so_its_deal_is_pub
         tournament_service.cancel_tournament(session, organizer, tournament_id, context.queue)
     with context.db.session(readonly=True) as session:
         assert session.get(Match, first).status == MatchStatus.SEALED  # the running twin still holds it
+    with context.db.session() as session:
+        assert reconcile(session, context.queue)["abandoned_cancelled"] == 1
+    with context.db.session(readonly=True) as session:
+        assert session.get(Match, twin).status == MatchStatus.CANCELLED
+        assert session.get(Match, first).status == MatchStatus.FINISHED
+
+
+def test_the_same_seed_regression_another_tournament_replayed_a_public_deal(context) -> None:
+    """Bug: match seeds came from the key and the tournament seed alone, so a new tournament given an old
+    one's seed (other bots, same game) was played on deals whose replays were already public. The deals
+    now follow from what the tournament is too; only a true rerun (same bots and settings) repeats them."""
+    with h.slow_bots(3, 0) as servers:
+        bots = h.register_bots(context, servers, GAME)
+
+        def seeds(body: dict) -> list[int]:
+            tournament_id = h.start_tournament(context, {"game": GAME, "seats": 2, "seed": 7, **body})
+            with context.db.session() as session:
+                return list(session.scalars(select(Match.seed).where(Match.tournament_id == tournament_id)
+                                            .order_by(Match.id)))
+
+        first = seeds({"bots": bots[:2]})
+        assert seeds({"bots": bots[:2]}) == first  # a rerun: the same deals
+        assert set(seeds({"bots": bots[1:]})).isdisjoint(first)
+        assert set(seeds({"bots": bots[:2], "params": {"supply": 40}})).isdisjoint(first)
+
+
+def test_a_match_that_keeps_failing_is_given_up_so_its_deal_closes(context) -> None:
+    with h.slow_bots(2, 0) as servers:
+        _tournament_id, (first, twin) = _deal_of_two(context, servers)
+        assert run_match(context.db, context.settings, first, "w") == "recorded"
+        with context.db.session() as session:  # as after MAX_ATTEMPTS plays that all crashed
+            session.execute(update(Match).where(Match.id == twin).values(attempts=MAX_ATTEMPTS))
+        assert run_match(context.db, context.settings, twin, "w") == "error"
+    with context.db.session(readonly=True) as session:
+        assert session.get(Match, twin).error == GAVE_UP
+        assert session.get(Match, first).status == MatchStatus.FINISHED
+
+
+def test_a_long_decision_regression_let_another_worker_replay_the_deal(context) -> None:
+    """Bug: the lease was renewed only between steps, so a bot that thought for longer than the lease
+    had the match claimed and started again by another worker, on the same deal, while it still played
+    the first attempt. The lease is now renewed from a thread while the match plays."""
+    slow_first = threading.Event()
+
+    def act(request: dict) -> object:
+        if request["match_id"] != "health-check" and not slow_first.is_set():
+            slow_first.set()
+            time.sleep(context.settings.match_lease_s * 1.5)  # longer than the lease, within the limit
+        return request["legal_actions"][0]
+
+    servers = [start_in_thread(Bot(name=f"b{i}", act=act, games=[GAME])) for i in range(2)]
+    try:
+        _tournament_id, (first, _twin) = _deal_of_two(context, servers)
+        with context.db.session() as session:
+            session.execute(update(Match).where(Match.id == first).values(time_limit_ms=10_000))
+        played = threading.Thread(target=run_match, args=(context.db, context.settings, first, "w1"))
+        played.start()
+        assert slow_first.wait(10)
+        time.sleep(context.settings.match_lease_s * 1.2)  # past the lease the first claim took
+        with context.db.session() as session:
+            assert not claim(session, first, "w2", context.settings.match_lease_s)
+        played.join(60)
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+    with context.db.session(readonly=True) as session:
+        assert session.get(Match, first).attempts == 1
+
+
+def test_the_reconciler_publishes_a_deal_left_sealed_with_nothing_open(queued_context) -> None:
+    """However a deal came to have sealed matches and none open (a crash between two transactions, a
+    cancelled tournament's match put back in the queue by a failed play), the reconciler publishes it."""
+    context = queued_context
+    with h.slow_bots(2, 0) as servers:
+        tournament_id, (first, twin) = _deal_of_two(context, servers)
+        assert run_match(context.db, context.settings, first, "w") == "recorded"
+    with context.db.session() as session:
+        organizer = session.scalar(select(Account).where(Account.name == "organizer"))
+        tournament_service.cancel_tournament(session, organizer, tournament_id, context.queue)
+        session.execute(update(Match).where(Match.id == first).values(status=MatchStatus.SEALED))
+        session.execute(update(Match).where(Match.id == twin).values(status=MatchStatus.QUEUED))  # re-queued
     with context.db.session() as session:
         assert reconcile(session, context.queue)["abandoned_cancelled"] == 1
     with context.db.session(readonly=True) as session:
