@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from arena.ratings import ONE_LOSER, RANKED, MatchOutcome, leaderboard, tally
-from arena.ratings.blas import _openblas, single_thread
+from arena.ratings.blas import controller, single_thread
 from arena.ratings.bradley_terry import ELO_PER_LOGIT, fit_logits, precision_for, to_elo
 from arena.ratings.leaderboard import (
     EXACT_MAX_BOTS,
@@ -163,15 +163,16 @@ def test_the_one_step_path_refuses_what_it_cannot_do() -> None:
 
 
 def test_linear_algebra_runs_on_one_thread_and_the_setting_comes_back() -> None:
-    calls = _openblas()
-    if calls is None:
-        pytest.skip("numpy's BLAS is not an OpenBLAS this process can reach")
-    setter, getter = calls
-    before = getter()
+    blas = controller().select(user_api="blas")
+    assert blas.lib_controllers, "numpy's BLAS was not found"
+
+    def threads() -> set[int]:
+        return {info["num_threads"] for info in controller().select(user_api="blas").info()}
+
+    before = threads()
     with single_thread():
-        assert getter() == 1
+        assert threads() == {1}
         with single_thread():
-            assert getter() == 1
-        assert getter() == 1
-    assert getter() == before
-    setter(before)
+            assert threads() == {1}
+        assert threads() == {1}
+    assert threads() == before
