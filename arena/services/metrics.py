@@ -8,7 +8,6 @@ scrape time. The text format is ``prometheus_client``'s.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
@@ -100,9 +99,3 @@ def exposition(session: Session, queue_depth: int | None) -> bytes:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(ArenaCollector(session, queue_depth))  # type: ignore[arg-type]
     return generate_latest(registry)
-
-
-def metric_values(session: Session) -> dict[str, Any]:
-    """The raw counters (tests and the status page)."""
-    return {f"{n}{{{lab}}}": v for n, lab, v in session.execute(
-        select(MetricCounter.name, MetricCounter.labels, MetricCounter.value)).all()}

@@ -50,9 +50,3 @@ def page(template: str, status: int = 200, **values: Any) -> tuple[str, int]:
         with unit_of_work() as db_session:
             viewer(db_session)
     return render_template(template, **values), status
-
-
-def signed_in_name() -> str | None:
-    """The header's account name (set by ``viewer`` or ``page``)."""
-    info = g.get("viewer")
-    return info["name"] if info else None
