@@ -2,8 +2,9 @@
 
 Why: numpy's bundled OpenBLAS starts one thread per core, and its threads spin while they wait for each
 other. On the arena's 2-core machines the other core is usually busy (a web process, a match worker), and
-then a threaded factorisation is many times slower than a single-threaded one (docs/benchmarks.md, "Leaderboard refresh at scale"). A
-refit is one job among several on the machine, so one thread is the right share.
+then a threaded factorisation is many times slower than a single-threaded one (docs/benchmarks.md,
+"Leaderboard refresh at scale"). A refit is one job among several on the machine, so one thread is the
+right share.
 
 threadpoolctl finds and sets the BLAS that numpy loaded; the setting is process-wide, so nested and
 concurrent blocks share one limit, and the outermost one restores the previous count.
