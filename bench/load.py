@@ -24,7 +24,7 @@ from pathlib import Path
 
 import requests
 
-from arena.bootstrap import build_context
+from arena.composition import build_context
 from arena.config import load_settings
 from tests.arena import service_harness as h
 

@@ -36,7 +36,7 @@ from typing import Any
 
 from sqlalchemy import insert, text
 
-from arena.bootstrap import Context
+from arena.composition import Context
 from arena.config import load_settings
 from arena.services import latency, standings
 from arena.services.accounts import hash_token

@@ -4,7 +4,7 @@
 
 Starts one bot of each kind (``--copies`` for more) as separate processes (``python -m
 sample_bots.<kind>_bot --port 0``, exactly as a bot author would), runs a seat-balanced round robin per game through
-``arena.local_play.run_tournament`` (what ``arena tournament`` runs), and prints per game: the Elo
+``arena.cli.local_play.run_tournament`` (what ``arena tournament`` runs), and prints per game: the Elo
 table with 95% intervals, whether every search bot ranks above every heuristic bot with
 non-overlapping intervals, each bot's slowest decision against the time limit (from the replays'
 ``latency_ms``) and its faults (there must be none).
@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.local_play import LocalTournament, run_tournament
+from arena.cli.local_play import LocalTournament, run_tournament
 from referee.protocol import TimeControls
 
 KINDS = ("random", "heuristic", "search")

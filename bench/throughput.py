@@ -27,9 +27,9 @@ from pathlib import Path
 
 from sqlalchemy import insert, select
 
-from arena.bootstrap import Context
+from arena.composition import Context
 from arena.config import load_settings
-from arena.queue import MatchQueue, connect
+from arena.runtime.queue import MatchQueue, connect
 from arena.storage.db import Database
 from arena.storage.models import Account, Bot, Match, MatchSeat, MatchStatus, utcnow
 from referee.protocol import TimeControls

@@ -72,3 +72,46 @@ def test_every_module_uses_postponed_annotations() -> None:
             if defines and "from __future__ import annotations" not in text:
                 missing.append(str(path.relative_to(ROOT)))
     assert missing == []
+
+
+IO_LIBRARIES = {"flask", "requests", "redis", "rq", "sqlalchemy", "urllib3", "socket", "http"}
+
+
+def _offenders(folder: str, forbidden: set[str], allowed_files: tuple[str, ...] = ()) -> list[str]:
+    """Imports under ``folder`` whose module starts with one of ``forbidden`` (a package or a dotted prefix)."""
+    found = []
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        if path.name in allowed_files:
+            continue
+        for name in _imports(path):
+            if any(name == bad or name.startswith(bad + ".") for bad in forbidden):
+                found.append(f"{path.relative_to(ROOT)} imports {name}")
+    return found
+
+
+def test_ratings_and_the_domain_are_pure() -> None:
+    """Ratings maths and tournament design: no I/O library, nothing of the arena's adapters or web."""
+    layers = {"arena.services", "arena.storage", "arena.runtime", "arena.web", "arena.cli", "arena.composition"}
+    assert _offenders("arena/ratings", IO_LIBRARIES | layers) == []
+    assert _offenders("arena/domain", IO_LIBRARIES | layers) == []
+
+
+def test_services_never_reach_up_into_the_web_or_the_cli() -> None:
+    assert _offenders("arena/services", {"arena.web", "arena.cli", "flask"}) == []
+    assert _offenders("arena/storage", {"arena.services", "arena.web", "arena.cli", "arena.runtime"}) == []
+
+
+def test_the_web_goes_through_the_services() -> None:
+    """Views call service functions; they read no storage model and start no runtime part (the WSGI entry
+    point alone sets up logging)."""
+    assert _offenders("arena/web", {"arena.storage", "arena.runtime"}, allowed_files=("wsgi.py",)) == []
+
+
+def test_the_architecture_page_names_only_modules_that_exist() -> None:
+    """docs/architecture.md stays true: every ``arena/...py`` or ``referee/...py`` path it names exists."""
+    import re
+
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"\b((?:arena|referee|sample_bots)/[\w/]+\.py)\b", text))
+    assert named, "the page names no module"
+    assert sorted(path for path in named if not (ROOT / path).exists()) == []

@@ -6,9 +6,9 @@ import argparse
 import sys
 import time
 
-from arena.bootstrap import build_context
+from arena.composition import build_context
 from arena.config import ConfigError, Settings, load_settings
-from arena.logging_setup import configure_logging
+from arena.runtime.logging_setup import configure_logging
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,7 +56,7 @@ def _settings() -> Settings:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    from arena.stack import Stack
+    from arena.runtime.stack import Stack
 
     stack = Stack(_settings(), args.workers)
     stack.install_signal_handlers()
@@ -71,8 +71,8 @@ def cmd_up(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from arena.demo import run_demo
-    from arena.stack import Stack
+    from arena.cli.demo import run_demo
+    from arena.runtime.stack import Stack
 
     stack = Stack(_settings(), args.workers)
     stack.install_signal_handlers()
@@ -90,8 +90,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from arena.lifeline import watch_lifeline_from_env
-    from arena.worker import run_worker
+    from arena.runtime.lifeline import watch_lifeline_from_env
+    from arena.runtime.worker import run_worker
 
     settings = _settings()
     configure_logging(settings)

@@ -9,7 +9,7 @@ import random
 import sys
 from pathlib import Path
 
-from arena.local_play import run_sprt, run_tournament
+from arena.cli.local_play import run_sprt, run_tournament
 from arena.ratings.sprt import SprtStatus
 from referee.errors import RulesError
 from referee.games import GAMES

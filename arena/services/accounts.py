@@ -10,7 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from arena.services.errors import Conflict, Invalid
-from arena.storage.models import Account
+from arena.storage.models import Account  # the web layer takes the type from here
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,39}$")
 TOKEN_PREFIX = "arena_"

@@ -28,6 +28,7 @@ from arena.storage.models import (
     RatingPoint,
     Tournament,
 )
+from arena.storage.replays import decompress
 
 LATENCY_WINDOW = 5000  # a bot's latency percentiles cover its newest this many seats
 
@@ -184,7 +185,7 @@ def match_rows(session: Session, ids: list[int]) -> list[dict[str, Any]]:
 
 
 def match_details(session: Session, match_id: int) -> dict[str, Any]:
-    """What the match page shows beyond the list row, with the compressed replay: seed, result and replay
+    """What the match page shows beyond the list row, with the replay document: seed, result and replay
     only once the match's whole deal is over (``publication.is_public``)."""
     row = session.execute(select(Match.status, Match.seed, Match.params, Match.result, Match.error, Match.created_at,
                                  Match.time_limit_ms).where(Match.id == match_id)).first()
@@ -192,8 +193,9 @@ def match_details(session: Session, match_id: int) -> dict[str, Any]:
         raise NotFound(f"no match {match_id}")
     details = dict(row._mapping)
     if not is_public(details.pop("status")):  # the blob is not even read: no timing by replay size
-        return details | {"seed": None, "result": None, "replay_gz": None}
-    return details | {"replay_gz": session.scalar(select(Match.replay_gz).where(Match.id == match_id))}
+        return details | {"seed": None, "result": None, "replay": None}
+    blob = session.scalar(select(Match.replay_gz).where(Match.id == match_id))
+    return details | {"replay": decompress(blob) if blob else None}
 
 
 def bot_matches(session: Session, bot_id: int, limit: int = 20) -> list[dict[str, Any]]:

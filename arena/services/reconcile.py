@@ -13,7 +13,7 @@ from datetime import datetime
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.orm import Session
 
-from arena.queue import MatchQueue
+from arena.runtime.queue import MatchQueue
 from arena.services.leaderboards import stale_boards
 from arena.services.publication import close_deal
 from arena.services.tournaments import finish_tournament_if_done

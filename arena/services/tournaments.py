@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from arena.queue import MatchQueue
-from arena.schedules import round_robin
+from arena.domain.schedules import round_robin
+from arena.runtime.queue import MatchQueue
 from arena.services.errors import Forbidden, Invalid, NotFound, require_id
 from arena.services.leaderboards import lock_board
 from arena.services.publication import close_deal

@@ -6,7 +6,7 @@ import logging
 
 from flask import Flask
 
-from arena.bootstrap import Context, build_context
+from arena.composition import Context, build_context
 from arena.config import Settings
 
 

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from flask import current_app, request
 from sqlalchemy.orm import Session
 
-from arena.bootstrap import Context
+from arena.composition import Context
 
 
 def context() -> Context:

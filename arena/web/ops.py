@@ -8,7 +8,7 @@ from flask import Blueprint, Response, current_app, jsonify
 from prometheus_client import CONTENT_TYPE_LATEST
 from sqlalchemy import text
 
-from arena.bootstrap import Context
+from arena.composition import Context
 from arena.services.metrics import exposition
 
 ops = Blueprint("ops", __name__)

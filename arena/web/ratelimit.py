@@ -11,7 +11,7 @@ from __future__ import annotations
 from flask import Flask, current_app
 from flask_limiter import Limiter
 
-from arena.bootstrap import Context
+from arena.composition import Context
 from arena.web.identity import address_key, caller_key
 
 

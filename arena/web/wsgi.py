@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from arena.config import load_settings
-from arena.logging_setup import configure_logging
+from arena.runtime.logging_setup import configure_logging
 from arena.web import create_app
 
 settings = load_settings()

@@ -12,9 +12,9 @@ from urllib.parse import quote
 import pytest
 from sqlalchemy import create_engine, text
 
-from arena.bootstrap import Context
+from arena.composition import Context
 from arena.config import Settings, load_settings
-from arena.queue import MatchQueue, connect
+from arena.runtime.queue import MatchQueue, connect
 from arena.storage.db import Database
 
 POSTGRES_URL = os.environ.get("ARENA_TEST_DATABASE_URL",

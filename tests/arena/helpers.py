@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arena.bootstrap import Context
+from arena.composition import Context
 from arena.services.accounts import create_account
 
 

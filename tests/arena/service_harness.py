@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from arena.bootstrap import Context
+from arena.composition import Context
 from arena.services import bots as bot_service
 from arena.services import tournaments as tournament_service
 from arena.services.accounts import create_account

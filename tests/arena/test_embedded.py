@@ -14,7 +14,7 @@ import psutil
 import pytest
 import redis
 
-from arena.embedded import PID_FILE, EmbeddedRedis, is_our_redis, reap_leftover_redis, socket_path
+from arena.runtime.embedded import PID_FILE, EmbeddedRedis, is_our_redis, reap_leftover_redis, socket_path
 from tests.arena.service_harness import RedisServer
 
 
@@ -101,7 +101,7 @@ def test_the_embedded_redis_dies_with_its_parent_even_on_sigkill(tmp_path) -> No
     code = textwrap.dedent(f"""
         import time
         from pathlib import Path
-        from arena.embedded import EmbeddedRedis
+        from arena.runtime.embedded import EmbeddedRedis
         server = EmbeddedRedis(Path({str(tmp_path)!r}))
         server.start()
         print(server.proc.pid, flush=True)

@@ -13,7 +13,7 @@ from dataclasses import replace
 import pytest
 from sqlalchemy import select
 
-from arena.bootstrap import Context
+from arena.composition import Context
 from arena.config import Settings
 from arena.storage.db import Database
 from arena.storage.models import Bot

@@ -11,7 +11,7 @@ import textwrap
 import psutil
 import pytest
 
-from arena.lifeline import main, set_parent_death_signal
+from arena.runtime.lifeline import main, set_parent_death_signal
 
 
 def _run_and_sigkill(parent_code: str) -> list[psutil.Process]:
@@ -35,14 +35,14 @@ def test_a_worker_and_the_process_it_forked_die_when_arena_up_is_sigkilled() -> 
     """What a worker is to ``arena up``: a child in its own process group holding the lifeline, that
     forked a process of its own (RQ's scheduler), which inherits no lifeline watcher thread."""
     child = (
-        "import os, time; from arena.lifeline import watch_lifeline_from_env; watch_lifeline_from_env(); "
+        "import os, time; from arena.runtime.lifeline import watch_lifeline_from_env; watch_lifeline_from_env(); "
         "pid = os.fork(); "
         "time.sleep(60) if pid == 0 else (print(os.getpid(), pid, flush=True), time.sleep(60))"
     )
     alive = _run_and_sigkill(f"""
         import os, sys, time
         import psutil
-        from arena.supervisor import Supervisor
+        from arena.runtime.supervisor import Supervisor
         supervisor = Supervisor(dict(os.environ), 1, command=[sys.executable, "-c", {child!r}],
                                 say=lambda line: None)
         supervisor.start()
@@ -59,7 +59,8 @@ def test_a_worker_and_the_process_it_forked_die_when_arena_up_is_sigkilled() -> 
 def test_a_command_started_through_the_lifeline_dies_with_its_parent() -> None:
     alive = _run_and_sigkill("""
         import os, subprocess, sys, time
-        proc = subprocess.Popen([sys.executable, "-m", "arena.lifeline", str(os.getpid()), "--", "/bin/sleep", "60"])
+        proc = subprocess.Popen([sys.executable, "-m", "arena.runtime.lifeline", str(os.getpid()), "--",
+                                 "/bin/sleep", "60"])
         time.sleep(0.5)
         print(proc.pid, flush=True)
         time.sleep(60)

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from rq.registry import ScheduledJobRegistry
 
-from arena.queue import REFIT_OVERDUE_S, REFIT_PENDING, MatchQueue, connect
+from arena.runtime.queue import REFIT_OVERDUE_S, REFIT_PENDING, MatchQueue, connect
 
 
 def _queue(redis_url: str, settings) -> MatchQueue:
@@ -32,7 +32,7 @@ def test_refit_lost_with_a_killed_scheduler_is_queued_when_overdue(redis_url, se
     key = REFIT_PENDING.format(queue=settings.queue_name, game="piranha-pedro", players=4)
     queue.redis.set(key, repr(time.time() - settings.refit_delay_s - REFIT_OVERDUE_S - 1), ex=600)
     assert queue.request_refit("piranha-pedro", 4) is True
-    assert [job.func_name for job in queue.queue.jobs] == ["arena.jobs.refit_job"]
+    assert [job.func_name for job in queue.queue.jobs] == ["arena.runtime.jobs.refit_job"]
     assert queue.request_refit("piranha-pedro", 4) is False  # the flag is fresh again
 
 
@@ -42,4 +42,4 @@ def test_refit_goes_ahead_of_queued_matches(redis_url, settings) -> None:
     for match_id in (1, 2, 3):
         queue.enqueue(match_id)
     assert queue.request_refit("pajarracos", 4) is True
-    assert queue.queue.jobs[0].func_name == "arena.jobs.refit_job"
+    assert queue.queue.jobs[0].func_name == "arena.runtime.jobs.refit_job"

@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from arena.supervisor import Supervisor, describe_exit, restart_delay
+from arena.runtime.supervisor import Supervisor, describe_exit, restart_delay
 from tests.arena.arena_process import ArenaProcess
 
 

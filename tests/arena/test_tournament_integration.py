@@ -13,8 +13,8 @@ from dataclasses import replace
 import pytest
 from sqlalchemy import func, select
 
-from arena.bootstrap import Context
-from arena.queue import MatchQueue, connect
+from arena.composition import Context
+from arena.runtime.queue import MatchQueue, connect
 from arena.storage.models import Fault, LiveRating, Match, MatchSeat, MatchStatus, Rating, Tournament
 from arena.storage.replays import decompress
 from referee.replay import verify_replay

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from werkzeug.serving import make_server
 
-from arena.bootstrap import Context, build_context
+from arena.composition import Context, build_context
 from arena.config import load_settings
-from arena.queue import connect
+from arena.runtime.queue import connect
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from sqlalchemy import func, select
 
-from arena.queue import MatchQueue
+from arena.runtime.queue import MatchQueue
 from arena.services.accounts import authenticate
 from arena.storage.models import Bot, Match, Tournament
 from tests import bot_zoo

@@ -8,7 +8,7 @@ from math import comb
 
 import pytest
 
-from arena.schedules import design_tables, pair_counts, round_robin, seat_counts, table_seeds
+from arena.domain.schedules import design_tables, pair_counts, round_robin, seat_counts, table_seeds
 
 SIZES = [(n, k) for n in range(2, 14) for k in range(2, 7) if k <= n]
 

@@ -15,9 +15,9 @@ import pytest
 import requests
 from sqlalchemy import func, select
 
-from arena.bootstrap import Context
-from arena.queue import MatchQueue, connect
+from arena.composition import Context
 from arena.ratings.leaderboard import leaderboard as fit_leaderboard
+from arena.runtime.queue import MatchQueue, connect
 from arena.services.leaderboards import BOOTSTRAP_SEED, match_log
 from arena.storage.models import Fault, LiveRating, Match, MatchSeat, MatchStatus, Rating
 from tests.arena import service_harness as h

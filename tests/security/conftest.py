@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from arena.bootstrap import Context
+from arena.composition import Context
 from tests.arena.conftest import (  # noqa: F401 - fixtures shared with the service tests
     app,
     client,

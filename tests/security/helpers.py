@@ -8,7 +8,7 @@ import secrets
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from arena.bootstrap import Context
+from arena.composition import Context
 from arena.config import Settings
 from arena.services.accounts import create_account
 from arena.storage.models import Bot, BotStatus

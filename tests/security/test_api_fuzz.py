@@ -31,7 +31,7 @@ from schemathesis.specs.openapi.checks import (
 )
 from sqlalchemy import func, select
 
-from arena.bootstrap import Context
+from arena.composition import Context
 from arena.config import load_settings
 from arena.services.errors import MAX_ID
 from arena.storage.db import Database

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from arena.bootstrap import Context
+from arena.composition import Context
 from arena.services.publication import OPEN
 from arena.storage.models import Match, MatchStatus
 from arena.storage.replays import decompress

@@ -8,10 +8,9 @@ import jsonschema
 from flask import request
 from sqlalchemy.orm import Session
 
-from arena.services.accounts import authenticate
+from arena.services.accounts import Account, authenticate
 from arena.services.errors import Invalid, Unauthorized
 from arena.services.untrusted_json import parse_json
-from arena.storage.models import Account
 from arena.web.identity import bearer_token
 
 

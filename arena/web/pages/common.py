@@ -8,8 +8,8 @@ from typing import Any
 from flask import current_app, g, render_template, session
 from sqlalchemy.orm import Session
 
+from arena.services.accounts import Account
 from arena.services.web_sessions import close_session, open_session, session_account
-from arena.storage.models import Account
 from arena.web.context import context, unit_of_work
 from arena.web.identity import SESSION_KEY
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from arena.services import page_queries
-from arena.storage.models import TournamentStatus
+from arena.services.tournaments import TournamentStatus
 from arena.web.context import unit_of_work
 from arena.web.pages import pages
 from arena.web.pages.common import page, viewer

@@ -10,7 +10,6 @@ from flask import Response
 from arena.services import page_queries
 from arena.services.errors import NotFound, require_id
 from arena.services.redaction import public_replay
-from arena.storage.replays import decompress
 from arena.web.context import unit_of_work
 from arena.web.pages import pages
 from arena.web.pages.common import page, viewer
@@ -27,10 +26,9 @@ def match_page(match_id: int) -> tuple[str, int]:
         if not rows:
             raise NotFound(f"no match {match_id}")
         info = page_queries.match_details(session, match_id)
-    row, blob = rows[0], info.pop("replay_gz")
+    row, doc = rows[0], info.pop("replay")
     replay = None
-    if blob:
-        doc = decompress(blob)
+    if doc:
         replay = {
             "game": doc["game"], "players": doc["players"], "salt": doc["salt"],
             "scheme": doc.get("commitment_scheme", ""), "result": doc["result"],
@@ -44,10 +42,10 @@ def match_page(match_id: int) -> tuple[str, int]:
 def replay_download(match_id: int) -> Response:
     require_id(match_id, "match")
     with unit_of_work() as session:
-        blob = page_queries.match_details(session, match_id)["replay_gz"]
-    if not blob:
+        doc = page_queries.match_details(session, match_id)["replay"]
+    if not doc:
         raise NotFound(f"match {match_id} has no public replay yet: it is not finished, or another match of its deal "
                        "is still being played")
-    body = json.dumps(public_replay(decompress(blob)), separators=(",", ":"))
+    body = json.dumps(public_replay(doc), separators=(",", ":"))
     return Response(body, mimetype="application/json",
                     headers={"Content-Disposition": f'attachment; filename="match-{match_id}-replay.json"'})

@@ -11,7 +11,7 @@ from werkzeug.wrappers import Response
 from arena.services import page_queries
 from arena.services import tournaments as service
 from arena.services.errors import ServiceError, require_id
-from arena.storage.models import TournamentStatus
+from arena.services.tournaments import TournamentStatus
 from arena.web.context import context, unit_of_work
 from arena.web.pages import pages
 from arena.web.pages.common import page, viewer

@@ -18,11 +18,11 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from rq import SimpleWorker
 from rq.exceptions import StopRequested
 
-from arena.bootstrap import Context
-from arena.jobs import set_worker_context, worker_name
+from arena.composition import Context
+from arena.runtime.jobs import set_worker_context, worker_name
 from arena.services.reconcile import reconcile
 
-log = logging.getLogger("arena.worker")
+log = logging.getLogger("arena.runtime.worker")
 RECONCILE_LOCK = "arena:{queue}:reconcile-lock"
 
 

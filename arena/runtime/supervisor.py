@@ -9,7 +9,7 @@ unfinished in the database, and the reconciler plays it again once its lease has
 
 Each worker leads its own process group (its RQ scheduler process joins it), so one ``killpg`` ends it
 whole, and a terminal's Ctrl-C reaches ``arena up`` alone, which then stops the rest in order. Each
-holds a lifeline (:mod:`arena.lifeline`), so none outlives ``arena up`` even when that is SIGKILLed.
+holds a lifeline (:mod:`arena.runtime.lifeline`), so none outlives ``arena up`` even when that is SIGKILLed.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from arena.lifeline import LIFELINE_FD_ENV
+from arena.runtime.lifeline import LIFELINE_FD_ENV
 
 QUICK_DEATH_S = 10.0  # a worker that dies sooner than this after its start counts as dying at once
 MAX_BACKOFF_S = 30.0

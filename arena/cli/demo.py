@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from sqlalchemy import select
 
-from arena.bootstrap import Context
+from arena.composition import Context
 from arena.services import bots as bot_service
 from arena.services import tournaments as tournament_service
 from arena.services.accounts import create_account

@@ -6,7 +6,7 @@ Two ways, because the children differ:
   When the parent dies the kernel closes it, the read returns end-of-file, and the worker kills its own
   process group: itself and the RQ scheduler process it forked. Works on every POSIX system and does
   not care which thread of the parent started the child.
-* ``redis-server`` cannot watch a pipe, so it is started through ``python -m arena.lifeline PID -- CMD``,
+* ``redis-server`` cannot watch a pipe, so it is started through ``python -m arena.runtime.lifeline PID -- CMD``,
   which asks Linux for a parent-death signal (``PR_SET_PDEATHSIG``, kept across ``exec``) and then
   becomes CMD. Elsewhere the embedded Redis is reaped from its pid file at the next start instead.
 """
@@ -60,9 +60,9 @@ def watch_lifeline_from_env() -> threading.Thread | None:
 
 
 def main(argv: Sequence[str]) -> int:
-    """``python -m arena.lifeline PARENT_PID -- CMD ARGS...``: exec CMD, to die with PARENT_PID."""
+    """``python -m arena.runtime.lifeline PARENT_PID -- CMD ARGS...``: exec CMD, to die with PARENT_PID."""
     if len(argv) < 3 or argv[1] != "--" or not argv[0].isdigit():
-        print("usage: python -m arena.lifeline PARENT_PID -- CMD [ARGS...]", file=sys.stderr)
+        print("usage: python -m arena.runtime.lifeline PARENT_PID -- CMD [ARGS...]", file=sys.stderr)
         return 2
     set_parent_death_signal(signal.SIGTERM)
     if os.getppid() != int(argv[0]):  # the parent died before the signal was asked for

@@ -15,8 +15,8 @@ from rq.job import Job, JobStatus
 
 from arena.config import Settings
 
-JOB_FUNCTION = "arena.jobs.run_match_job"
-REFIT_FUNCTION = "arena.jobs.refit_job"
+JOB_FUNCTION = "arena.runtime.jobs.run_match_job"
+REFIT_FUNCTION = "arena.runtime.jobs.refit_job"
 REFIT_PENDING = "arena:{queue}:refit-pending:{game}:{players}"  # per queue: arenas may share a Redis
 REFIT_OVERDUE_S = 30.0  # a delayed refit this late past its time was lost (its scheduler's worker died)
 LIVE = {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, JobStatus.DEFERRED}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import socket
 
-from arena.bootstrap import Context, build_context
+from arena.composition import Context, build_context
 from arena.services.leaderboards import refit
 from arena.services.matches import run_match
 

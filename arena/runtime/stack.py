@@ -1,7 +1,7 @@
 """Everything ``arena up`` and ``arena demo`` run, and the one way they stop.
 
 The web app is served from a thread of this process, the workers are supervised children
-(:mod:`arena.supervisor`), the embedded Redis is a child too (:mod:`arena.embedded`). The main thread
+(:mod:`arena.runtime.supervisor`), the embedded Redis is a child too (:mod:`arena.runtime.embedded`). The main thread
 only waits, so a signal is handled at once: the first SIGINT (Ctrl-C), SIGTERM (systemd, docker) or
 SIGHUP (the terminal closed) prints ``stopping...`` and stops everything in order within about
 ``STOP_GRACE_S`` seconds; a second one kills the children and exits at once.
@@ -18,10 +18,10 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from arena.bootstrap import Context, build_context
+from arena.composition import Context, build_context
 from arena.config import Settings
-from arena.embedded import EmbeddedRedis
-from arena.supervisor import Supervisor
+from arena.runtime.embedded import EmbeddedRedis
+from arena.runtime.supervisor import Supervisor
 
 STOP_GRACE_S = 3.0  # for a match in flight to finish; an idle worker needs up to ~2 s (its RQ scheduler's stop)
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arena.domain.schedules import ScheduledMatch, round_robin
 from arena.ratings.leaderboard import LeaderboardRow, leaderboard
 from arena.ratings.outcomes import MatchOutcome
 from arena.ratings.sprt import Sprt, SprtStatus
-from arena.schedules import ScheduledMatch, round_robin
 from referee.games import get_game
 from referee.protocol import TimeControls
 from referee.runner import BotSpec, play_match

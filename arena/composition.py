@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from arena.config import Settings, load_settings
-from arena.queue import MatchQueue, connect
+from arena.runtime.queue import MatchQueue, connect
 from arena.services.bots import HealthCheck, default_health_check
 from arena.storage.db import Database
 
