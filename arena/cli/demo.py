@@ -3,13 +3,13 @@ progress bar, then the leaderboards."""
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 
 from sqlalchemy import select
 
 from arena.composition import Context
+from arena.runtime import terminal
 from arena.services import bots as bot_service
 from arena.services import tournaments as tournament_service
 from arena.services.accounts import create_account
@@ -57,13 +57,6 @@ def _register_bots(context: Context, owner_id: int) -> tuple[dict[str, list[int]
     return by_game, servers
 
 
-def _progress(done: int, total: int, label: str) -> None:
-    width = 40
-    filled = int(width * done / total) if total else width
-    sys.stdout.write(f"\r{label:14} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-    sys.stdout.flush()
-
-
 def run_demo(context: Context, cycles: int = 1, address: str = "", timeout_s: float = 900,
              should_stop: Callable[[], bool] = lambda: False) -> tuple[dict[str, int], list[BotServer]]:
     """Returns the tournaments and the running bot servers (keep them while pages are served).
@@ -86,18 +79,20 @@ def run_demo(context: Context, cycles: int = 1, address: str = "", timeout_s: fl
           + (f"  (follow them at {address}tournaments/<id>)" if address else ""))
     started = time.monotonic()
     for game, tournament_id in tournaments.items():
-        while True:
-            with context.db.session() as session:
-                p = tournament_service.progress(session, tournament_id)
-            if should_stop():
-                return tournaments, servers
-            _progress(p["done"], p["total"], game)
-            if p["done"] + p["cancelled"] >= p["total"]:
-                print()
-                break
-            if time.monotonic() - started > timeout_s:
-                print("\nthe demo tournament did not finish in time; are the workers running?")
-                return tournaments, servers
+        with context.db.session() as session:
+            total = tournament_service.progress(session, tournament_id)["total"]
+        with terminal.bar(total, game) as progress:
+            while True:
+                with context.db.session() as session:
+                    p = tournament_service.progress(session, tournament_id)
+                if should_stop():
+                    return tournaments, servers
+                progress.update(p["done"] - progress.n)
+                if p["done"] + p["cancelled"] >= p["total"]:
+                    break
+                if time.monotonic() - started > timeout_s:
+                    terminal.say("the demo tournament did not finish in time; are the workers running?")
+                    return tournaments, servers
             time.sleep(0.3)
     while time.monotonic() - started < timeout_s:  # the last refits are queued a moment after the matches
         if should_stop():

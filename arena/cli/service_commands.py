@@ -73,8 +73,9 @@ def cmd_up(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from arena.cli.demo import run_demo
     from arena.runtime.stack import Stack
+    from arena.runtime.terminal import say
 
-    stack = Stack(_settings(), args.workers)
+    stack = Stack(_settings(), args.workers, output=say)  # the workers' lines above the progress bars
     stack.install_signal_handlers()
     try:
         context = stack.start(args.host, args.port)

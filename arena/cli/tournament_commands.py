@@ -9,8 +9,11 @@ import random
 import sys
 from pathlib import Path
 
+from tqdm.contrib.logging import logging_redirect_tqdm
+
 from arena.cli.local_play import run_sprt, run_tournament
 from arena.ratings.sprt import SprtStatus
+from arena.runtime import terminal
 from referee.errors import RulesError
 from referee.games import GAMES
 from referee.protocol import TimeControls
@@ -44,15 +47,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(func=cmd_sprt)
 
 
-def _bar(done: int, total: int) -> None:
-    width = 40
-    filled = int(width * done / total) if total else width
-    sys.stdout.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} matches")
-    sys.stdout.flush()
-    if done == total:
-        sys.stdout.write("\n")
-
-
 def cmd_tournament(args: argparse.Namespace) -> int:
     if len(args.bot) < 2:
         print("a tournament needs at least two --bot URLs", file=sys.stderr)
@@ -60,12 +54,24 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     seats = args.seats or GAMES[args.game].spec.min_players
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     tc = TimeControls(decision_ms=args.time_limit_ms)
+    progress = None
+
+    def show(done: int, total: int) -> None:
+        nonlocal progress
+        if progress is None:
+            progress = terminal.bar(total, args.game)
+        progress.update(done - progress.n)
+
     try:
-        result = run_tournament(args.game, args.bot, seats, args.cycles, tc, args.workers, seed, args.secret,
-                                args.out, _bar)
+        with logging_redirect_tqdm():  # log lines above the bar, not into it
+            result = run_tournament(args.game, args.bot, seats, args.cycles, tc, args.workers, seed, args.secret,
+                                    args.out, show)
     except (RulesError, ValueError) as exc:
         print(f"cannot run this tournament: {exc}", file=sys.stderr)
         return 2
+    finally:
+        if progress is not None:
+            progress.close()
     faults = sum(len(r["faults"]) for r in result.replays)
     print(f"{args.game}, {seats} seats, {len(result.replays)} matches, seed {seed}, {faults} fault(s)")
     print(f"{'rank':>7}  {'bot':28} {'Elo':>6}  {'95% interval':>15}  {'games':>5}  {'LOS next':>8}")

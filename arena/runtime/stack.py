@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -53,6 +54,7 @@ class Stack:
     server: Any = None
     stop_requested: threading.Event = field(default_factory=threading.Event)
     stopped: bool = False
+    output: Callable[[str], None] | None = None  # given: the workers' lines come here (``terminal.say``)
 
     # -- signals -------------------------------------------------------------------------------------
 
@@ -92,7 +94,7 @@ class Stack:
         except SystemExit:  # werkzeug said why (e.g. the port is in use) and exits
             self.stop(quiet=True)
             raise
-        self.supervisor = Supervisor(worker_env(self.settings), self.workers)
+        self.supervisor = Supervisor(worker_env(self.settings), self.workers, output=self.output)
         self.supervisor.start()
         threading.Thread(target=self.server.serve_forever, name="arena-web", daemon=True).start()
         return self.context

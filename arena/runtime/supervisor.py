@@ -80,10 +80,11 @@ class Supervisor:
     """``count`` ``arena worker`` processes, kept running until :meth:`stop`."""
 
     def __init__(self, env: dict[str, str], count: int, say: Callable[[str], None] | None = None,
-                 command: list[str] | None = None) -> None:
+                 command: list[str] | None = None, output: Callable[[str], None] | None = None) -> None:
         self.env = env
         self.command = command or [sys.executable, "-m", "arena.cli", "worker"]
         self.say = say or (lambda line: print(f"arena: {line}", file=sys.stderr, flush=True))
+        self.output = output  # given: the workers' output comes here a whole line at a time
         self.slots = [Slot(number=i + 1) for i in range(count)]
         self.stopping = threading.Event()
         self._lock = threading.Lock()
@@ -100,10 +101,23 @@ class Supervisor:
 
     def _spawn(self, slot: Slot) -> None:
         env = {**self.env, LIFELINE_FD_ENV: str(self._lifeline_read)}
-        slot.proc = subprocess.Popen(self.command, env=env, stdin=subprocess.DEVNULL,
+        piped = subprocess.PIPE if self.output is not None else None
+        slot.proc = subprocess.Popen(self.command, env=env, stdin=subprocess.DEVNULL, stdout=piped,
+                                     stderr=subprocess.STDOUT if piped else None, text=True, errors="replace",
                                      pass_fds=(self._lifeline_read,), process_group=0)
+        if self.output is not None:
+            threading.Thread(target=self._forward, args=(slot.proc,), name=f"worker-{slot.number}-output",
+                             daemon=True).start()
         slot.started = time.monotonic()
         slot.restart_at = None
+
+    def _forward(self, proc: subprocess.Popen) -> None:
+        """Every line the worker prints, to ``output``, until it closes its end."""
+        assert proc.stdout is not None and self.output is not None
+        with proc.stdout:
+            for line in proc.stdout:
+                with contextlib.suppress(Exception):  # a closed terminal must not stop the reading
+                    self.output(line)
 
     def _run(self) -> None:
         while not self.stopping.wait(POLL_S):
