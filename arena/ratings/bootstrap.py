@@ -7,10 +7,9 @@ the entries ``tally`` recorded), and all resamples are refitted together by Newt
 the main fit. Newton converges quadratically, so the refit stops once a step is below 1e-6 logits: the error
 left after that step is of order its square (about 1e-12 logits, 1e-10 Elo).
 
-This is the one numpy module of the package: in pure Python the benchmark (fit + 200 refits of 10,000
-four-player matches of 50 bots) took 5-6 s against its 1 s goal, the time split between the refits' O(n^2)
-gradient and Cholesky work and the per-resample aggregation (see docs/benchmarks.md). The single main fit stays
-in pure Python (``bradley_terry``), and the tests check that both solvers agree.
+numpy, because 200 refits in pure Python miss the benchmark's goal by far (the refits' O(n^2) gradient and
+Cholesky work and the per-resample aggregation; docs/benchmarks.md). The single main fit stays in pure
+Python (``bradley_terry``), and the tests check that both solvers agree.
 
 The caller's ``random.Random`` seeds the numpy generator (128 bits drawn from it), so one seed fixes the table.
 """

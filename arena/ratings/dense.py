@@ -1,7 +1,8 @@
 """The scalable path for big leaderboards: a numpy Newton fit and the one-step (linearised) bootstrap.
 
 Why: the exact path (``bradley_terry`` in pure Python, ``bootstrap`` refitting 200 resamples) grows as
-N^3 per Newton iteration and 200 N^3 for the bootstrap: 8 s at 200 bots, minutes at 1,000. Here:
+N^3 per Newton iteration and 200 N^3 for the bootstrap, which is minutes at a thousand bots
+(docs/benchmarks.md). Here:
 
 Fit. The same posterior as ``bradley_terry`` (Bradley-Terry, Gaussian prior of ``prior_sd`` Elo, mean pinned
 at 1500 by the prior), maximised by damped Newton with dense numpy arrays: gradient and Hessian from the

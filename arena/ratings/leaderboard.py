@@ -28,8 +28,8 @@ Two paths compute these fields (``method="auto"`` picks by size):
   of per-match gradient terms tends to (see ``dense``). Interval endpoints differ from the exact
   bootstrap's by about as much as two exact runs with different seeds differ from each other (150 bots,
   10,000 matches: median 3 Elo, 95th percentile 10 Elo of 300 endpoints); what it cannot show is the skew
-  of the exact intervals of bots that win or lose nearly everything. 0.3 s at 1,000 bots and 100,000
-  four-player matches. Without a prior only the exact path exists (the one-step path needs the prior).
+  of the exact intervals of bots that win or lose nearly everything (timings: docs/benchmarks.md).
+  Without a prior only the exact path exists (the one-step path needs the prior).
 
 Both paths run numpy's linear algebra on one thread (``blas``).
 """

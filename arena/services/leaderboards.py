@@ -144,7 +144,7 @@ def _store_table(session: Session, game: str, players: int, table: list[Leaderbo
 
 def _insert_unnest(session: Session, model: Any, rows: list[dict[str, Any]]) -> None:
     """PostgreSQL: every row in one INSERT ... SELECT FROM unnest(column arrays): one statement of a fixed
-    shape instead of a round trip per row (1,000 ratings: about 15 ms against 110 ms by executemany)."""
+    shape instead of a round trip per row (several times faster than executemany: docs/benchmarks.md)."""
     dialect = session.bind.dialect  # type: ignore[union-attr]
     columns = list(rows[0])
     table = model.__table__
@@ -195,7 +195,7 @@ def leaderboard(session: Session, game: str, players: int | None = None) -> dict
         players = available[0] if available else spec.min_players
     if not spec.min_players <= players <= spec.max_players:
         raise Invalid(f"{game} is played by {spec.min_players}-{spec.max_players} players")
-    rows = session.execute(  # columns, not Rating objects: a thousand ORM instances cost 30 ms
+    rows = session.execute(  # columns, not Rating objects: ORM instances cost more than the query
         select(Rating.rank, Rating.rank_low, Rating.rank_high, Rating.bot_id, Rating.elo, Rating.elo_low,
                Rating.elo_high, Rating.games, Rating.los_next, Bot.name, Account.name)
         .join(Bot, Bot.id == Rating.bot_id).join(Account, Account.id == Bot.owner_id)
@@ -218,7 +218,7 @@ def leaderboard(session: Session, game: str, players: int | None = None) -> dict
 
 def fault_rates(session: Session, game: str, players: int) -> dict[int, float]:
     """Faults per decision asked, per bot, over the leaderboard's finished matches, as of its last refit
-    (which sums them from the outcome store: summing every seat row here cost 0.5 s at 100,000 matches)."""
+    (which sums them from the outcome store; summing every seat row here grew with the leaderboard)."""
     stored = session.get(BoardFaultRates, (game, players))
     return {int(bot): rate for bot, rate in stored.rates.items()} if stored is not None else {}
 

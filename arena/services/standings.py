@@ -2,8 +2,8 @@
 
 A finished match never changes, so its part of the standings is added once, in the transaction that
 records it (``add_match``, under the leaderboard's write lock): a tournament page then reads one row per
-bot and one per pair that met, whatever the number of matches (5,000 matches' seat rows took 60-110 ms
-to sum per first view of a page; see docs/benchmarks.md). Pairs follow the ratings' rule
+bot and one per pair that met, whatever the number of matches (summing seat rows per view grew with the
+tournament: docs/benchmarks.md). Pairs follow the ratings' rule
 (``rank_pairs``): ranked games every pair, equal ranks draw; one-loser games only a winner against a
 non-winner.
 """
