@@ -50,9 +50,8 @@ from arena.services.outcome_store import pack_seats
 from arena.storage.db import Database
 from arena.storage.models import Account, BoardOutcome, Bot, LiveRating, Match, MatchSeat, Tournament
 from arena.storage.replays import compress
-from bench.pages import finish_ranks, freeze_when_warm, percentile, simulate_replay
+from bench.pages import finish_ranks, freeze_when_warm, on_both_databases, percentile, simulate_replay
 from referee.games import get_game
-from tests.arena.conftest import postgres_database
 
 REFIT_GOAL_S = 1.0
 REQUEST_GOAL_MS = 100.0
@@ -255,16 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replays", type=int, default=100, help="matches with a replay played by the engine")
     parser.add_argument("--gc-freeze", action="store_true",
                         help="gc.freeze() before (c), as the deployed web workers do once started")
-    args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as folder:
-        db = Database(f"sqlite:///{Path(folder) / 'scale.db'}")
-        db.migrate()
-        worst = run(db, "SQLite", args)
-        db.dispose()
-    if args.postgres:
-        with postgres_database(args.postgres) as db:
-            worst = max(worst, run(db, "PostgreSQL", args))
-    return 0 if worst <= 1 else 1
+    return on_both_databases(run, parser.parse_args(argv))
 
 
 if __name__ == "__main__":
