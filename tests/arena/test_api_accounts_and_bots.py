@@ -76,6 +76,18 @@ def test_a_bot_that_fails_its_health_check_is_refused_with_what_failed(client, c
     assert response.status_code == 422 and "connection_error" in response.get_json()["details"]["problems"][0]
 
 
+def test_the_422_names_the_arena_check_and_its_fix(client, context) -> None:
+    """The health check is ``arena check``: the refusal names the check, the fault kind and the fix."""
+    token = token_for(context, "alice")
+    with bot_zoo.zoo_bot(bot_zoo.on_act(bot_zoo.wrong_turn)) as zoo:
+        response = client.post("/api/bots", json={"name": "bad", "url": zoo.url, "game": "piranha-pedro-ko"},
+                               headers=auth(token))
+    assert response.status_code == 422
+    problems = response.get_json()["details"]["problems"]
+    assert any(p.startswith("/act piranha-pedro-ko ") and "wrong_turn" in p and 'fix: echo the "turn"' in p
+               for p in problems), problems
+
+
 def test_a_bot_that_does_not_play_the_game_is_refused(client, context, random_bots) -> None:
     token = token_for(context, "alice")
     with bot_zoo.zoo_bot(lambda req, sock: bot_zoo.ok(sock, {"apiversion": "1", "name": "x", "author": "y",

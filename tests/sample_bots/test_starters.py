@@ -71,3 +71,10 @@ def test_starter_refuses_forged_and_stale_requests(starter_url: str) -> None:
 def test_starter_declares_every_game(starter_url: str) -> None:
     info = requests.get(starter_url + "/", timeout=5).json()
     assert info["apiversion"] == "1" and set(info["games"]) == set(GAMES)
+
+
+def test_starter_passes_every_line_of_arena_check(starter_url: str, capsys) -> None:
+    """Signatures on: no failure and no warning (stale and unsigned requests refused, keep-alive, no Nagle)."""
+    assert main(["check", starter_url, "--secret", SECRET]) == 0
+    out = capsys.readouterr().out
+    assert "0 failed, 0 warnings, 0 skipped" in out and "ready to play" in out, out
