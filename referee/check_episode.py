@@ -16,6 +16,7 @@ from typing import Any
 from referee import protocol
 from referee.bot_client import Asker, BotClient, Call, Reply
 from referee.check_report import CheckReport, Status, fault_detail, fault_fix
+from referee.faults import FaultKind
 from referee.games import get_game
 from referee.protocol import TimeControls
 from referee.results import final_result
@@ -123,8 +124,15 @@ def _start(game_name: str, clients: list[BotClient], asker: Asker, budget: Budge
     name = f"/start {game_name}"
     if failed:
         budget.faults += 1
-        report.add(name, Status.FAIL, f"{fault_detail(failed[0])} ({len(failed)} of {len(calls)} seats)",
-                   _fix(failed[0], "/start", budget))
+        timeouts = [reply for reply in failed if reply.fault is not None and reply.fault.kind == FaultKind.TIMEOUT]
+        if timeouts:  # every later call would wait as long: stop here
+            budget.faults = MAX_FAULTS
+        fix = _fix(failed[0], "/start", budget)
+        if timeouts and len(failed) < len(calls):
+            fix = (f"the bot answered {len(calls) - len(failed)} seat(s) and kept the others waiting: serve "
+                   "connections concurrently (a threaded or async server); the referee keeps one connection per "
+                   "seat open for the whole match and asks the seats at the same time")
+        report.add(name, Status.FAIL, f"{fault_detail(failed[0])} ({len(failed)} of {len(calls)} seats)", fix)
         return False
     slowest = max(reply.latency_ms for reply in replies.values())
     report.add(name, Status.PASS, f"{len(calls)} seats told at once, slowest {slowest:.1f} ms")

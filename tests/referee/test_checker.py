@@ -3,6 +3,8 @@ words a bot author needs, and a correct bot that passes everything."""
 
 from __future__ import annotations
 
+import socketserver
+import threading
 import time
 
 import pytest
@@ -125,6 +127,40 @@ def test_a_correct_signing_bot_passes_every_check_of_every_game() -> None:
     assert "/act piranha-pedro-ko move_piranha" in names and "/act piranha-pedro choose_card" in names
     assert any(name.startswith("/act pajarracos") for name in names)
     assert report.elapsed_s < 5
+
+
+class _SerialZoo(bot_zoo.ZooServer):
+    """One connection at a time, kept alive: the next seat waits until the first hangs up."""
+
+    process_request = socketserver.TCPServer.process_request
+
+
+def test_a_bot_that_serves_one_connection_at_a_time_is_told_to_serve_concurrently() -> None:
+    server = _SerialZoo(bot_zoo.polite)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        began = time.perf_counter()
+        report = check_protocol(server.url, "s", time_controls=TimeControls(start_ms=800), identity_ms=1000)
+        elapsed = time.perf_counter() - began
+    finally:
+        server.shutdown()
+        server.server_close()
+    status, line = _item(report, "/start")
+    assert status == Status.FAIL and "timeout" in line and "serve connections concurrently" in line, line
+    assert elapsed < 3 and not report.ok
+
+
+def test_a_bot_that_refuses_big_requests_is_told_the_size() -> None:
+    """Views and legal actions make requests of several KiB: a bot capped at 1 KiB answers 413."""
+
+    def small(req: bot_zoo.Request, sock) -> None:  # type: ignore[no-untyped-def]
+        if len(req.body) > 1024:
+            sock.sendall(bot_zoo.http_response(413, b'{"error": "too large"}'))
+        else:
+            bot_zoo.polite(req, sock)
+
+    status, line = _item(_check(small), "/act")
+    assert status == Status.FAIL and "HTTP 413" in line and "accept request bodies" in line
 
 
 def test_without_a_secret_signatures_are_skipped_not_failed() -> None:

@@ -78,3 +78,21 @@ def test_starter_passes_every_line_of_arena_check(starter_url: str, capsys) -> N
     assert main(["check", starter_url, "--secret", SECRET]) == 0
     out = capsys.readouterr().out
     assert "0 failed, 0 warnings, 0 skipped" in out and "ready to play" in out, out
+
+
+def test_python_starter_sdk_is_the_sdk() -> None:
+    """sample_bots/starters/python/arena_sdk.py is sample_bots/sdk.py without the referee import: the
+    server code must not drift apart (a fix to one is copied to the other)."""
+    import ast
+
+    from tests.sample_bots.starter_processes import ROOT, STARTERS
+
+    def segments(path: Path) -> dict[str, str]:
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text)
+        return {node.name: ast.get_source_segment(text, node) or "" for node in tree.body
+                if isinstance(node, ast.FunctionDef | ast.ClassDef)}
+
+    sdk, copy = segments(ROOT / "sample_bots" / "sdk.py"), segments(STARTERS / "python" / "arena_sdk.py")
+    assert set(sdk) <= set(copy)
+    assert {name: copy[name] for name in sdk} == sdk
