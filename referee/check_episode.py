@@ -9,6 +9,7 @@ both must be refused, and both must be sent while the bot still remembers the ma
 from __future__ import annotations
 
 import random
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,13 +33,15 @@ class Budget:
 
     tc: TimeControls
     signed: bool = True  # requests carry a signature under a real secret
+    asks_per_kind: int = ASKS_PER_KIND
+    stop_at: float = float("inf")  # perf_counter time after which no new call starts
     faults: int = 0
     replies: list[Reply] = field(default_factory=list)
     largest_request: int = 0
 
     @property
     def exhausted(self) -> bool:
-        return self.faults >= MAX_FAULTS
+        return self.faults >= MAX_FAULTS or time.perf_counter() > self.stop_at
 
 
 @dataclass
@@ -71,7 +74,7 @@ def run_episode(game_name: str, clients: list[BotClient], asker: Asker, budget: 
         for seat in acting:
             kind = game.decision(state, seat)
             asked = kinds.setdefault(kind, _Asked())
-            if budget.exhausted or asked.answers + len(calls) >= ASKS_PER_KIND or asked.failure:
+            if budget.exhausted or asked.answers + len(calls) >= budget.asks_per_kind or asked.failure:
                 continue
             body = protocol.encode(protocol.act_body(match_id, game_name, seat, turn, kind, tc.decision_ms, 0,
                                                      game.view(state, seat), game.legal_actions(state, seat), None))
@@ -165,7 +168,7 @@ def _report_kind(report: CheckReport, game_name: str, kind: str, asked: _Asked, 
     if asked.failure is not None:
         report.add(name, Status.FAIL, asked.failure[0], asked.failure[1])
     elif asked.answers == 0:
-        report.add(name, Status.SKIP, "not asked: the check stopped after earlier failures")
+        report.add(name, Status.SKIP, "not asked: the check stopped after earlier failures or its time")
     else:
         how = f", {asked.concurrent} seats asked at once" if asked.concurrent > 1 else ""
         worst = max(asked.latencies)
@@ -217,7 +220,7 @@ def _end(game: Any, clients: list[BotClient], asker: Asker, budget: Budget, repo
          turn: int, state: Any) -> None:
     name = f"/end {game.spec.name}"
     if budget.exhausted:
-        report.add(name, Status.SKIP, "not sent: the check stopped after earlier failures")
+        report.add(name, Status.SKIP, "not sent: the check stopped after earlier failures or its time")
         return
     result = final_result(game.result(state), [])
     calls = {}

@@ -20,7 +20,7 @@ import jsonschema
 from referee import protocol
 from referee.bot_client import Asker, BotClient
 from referee.bot_transport import AddressGuard, Resolver, resolve
-from referee.check_episode import Budget, run_episode
+from referee.check_episode import ASKS_PER_KIND, Budget, run_episode
 from referee.check_report import CheckReport, Status, fault_detail, fault_fix
 from referee.errors import UnsafeURL
 from referee.games import GAMES
@@ -32,12 +32,14 @@ NAGLE_GAP_MS = 30.0  # headers and body this far apart: the body waited for a de
 
 def check_protocol(url: str, secret: str = "", games: Sequence[str] | None = None, guard: AddressGuard | None = None,
                    resolver: Resolver = resolve, time_controls: TimeControls | None = None,
-                   identity_ms: int = 3000, probe_signatures: bool | None = None) -> CheckReport:
+                   identity_ms: int = 3000, probe_signatures: bool | None = None,
+                   asks_per_kind: int = ASKS_PER_KIND, max_seconds: float = 20.0) -> CheckReport:
     """The whole checklist for the bot at ``url``; never raises for anything the bot does.
 
     ``games``: the games to play (default: every arena game the bot declares). ``probe_signatures``:
     send an unsigned request and expect a refusal (default: when a secret is given; a bot being
-    submitted does not know its secret yet)."""
+    submitted does not know its secret yet). ``asks_per_kind`` answers of each decision kind are asked;
+    no call starts after ``max_seconds`` (a bot that thinks for its whole deadline stays bounded)."""
     began = time.perf_counter()
     tc = time_controls or TimeControls()
     report = CheckReport()
@@ -53,7 +55,7 @@ def check_protocol(url: str, secret: str = "", games: Sequence[str] | None = Non
         asker = Asker(pool, watchdog)
         declared = _identity(check_url, watchdog, identity_ms, tc, report)
         if declared is not None:
-            budget = Budget(tc, signed=bool(secret))
+            budget = Budget(tc, signed=bool(secret), asks_per_kind=asks_per_kind, stop_at=began + max_seconds)
             chosen = _choose_games(declared, games, report)
             for name in chosen:
                 seats = GAMES[name].spec.min_players
@@ -64,8 +66,8 @@ def check_protocol(url: str, secret: str = "", games: Sequence[str] | None = Non
                 if budget.exhausted:
                     rest = chosen[chosen.index(name) + 1:]
                     if rest:
-                        report.add("other games", Status.SKIP, f"not checked after {budget.faults} faults: "
-                                                               f"{', '.join(rest)}")
+                        report.add("other games", Status.SKIP, f"not checked after {budget.faults} faults or "
+                                                               f"{max_seconds:.0f} s: {', '.join(rest)}")
                     break
             if chosen:
                 _judge_transport(report, budget, clients, tc)

@@ -30,9 +30,10 @@ def check_bot(url: str, secret: str, game_name: str, guard: AddressGuard | None 
               resolver: Resolver = resolve, timeout_ms: int = 3000) -> HealthReport:
     """Everything that would make the bot fault in a match, in words a bot author can act on; never
     raises for bot behaviour. The bot does not know ``secret`` yet (it is shown once the bot is
-    admitted), so unsigned requests are not probed."""
+    admitted), so unsigned requests are not probed; one answer per decision kind keeps a submission of
+    a bot that thinks for its whole deadline to a few seconds."""
     report = check_protocol(url, secret, [game_name], guard=guard, resolver=resolver,
                             time_controls=TimeControls(decision_ms=timeout_ms), identity_ms=timeout_ms,
-                            probe_signatures=False)
+                            probe_signatures=False, asks_per_kind=1, max_seconds=10.0)
     return HealthReport(ok=report.ok, info=report.info, problems=report.problems(), latency_ms=report.latency_ms,
                         warnings=report.warnings())

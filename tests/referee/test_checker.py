@@ -177,6 +177,15 @@ def test_a_silent_bot_is_checked_in_a_few_deadlines() -> None:
     assert any(item.status == Status.SKIP for item in report.items)
 
 
+def test_a_bot_that_thinks_for_its_whole_deadline_is_checked_in_bounded_time() -> None:
+    with bot_zoo.zoo_bot(bot_zoo.on_act(bot_zoo.late(0.25))) as zoo:
+        began = time.perf_counter()
+        report = check_protocol(zoo.url, "s", max_seconds=1.0)
+        elapsed = time.perf_counter() - began
+    assert elapsed < 3 and report.ok, report.text()
+    assert any(item.status == Status.SKIP for item in report.items)
+
+
 def test_the_url_guard_applies() -> None:
     with bot_zoo.zoo_bot(bot_zoo.polite) as zoo:
         report = check_protocol(zoo.url, "s", [GAME], guard=AddressPolicy(allow_loopback=False))
