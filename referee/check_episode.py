@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,7 @@ from referee.runner import vet_action
 
 ASKS_PER_KIND = 3  # answers asked of each decision kind per game
 MAX_FAULTS = 3  # faults before the check stops calling the bot (each may cost a whole deadline)
+_REFUSED = object()  # no usable answer: the walk goes on with a random legal action
 
 
 @dataclass
@@ -71,11 +73,13 @@ def run_episode(game_name: str, clients: list[BotClient], asker: Asker, budget: 
         turn += 1
         acting = sorted(game.to_act(state))
         calls: dict[int, Call] = {}
+        pending: Counter[str] = Counter()
         for seat in acting:
             kind = game.decision(state, seat)
             asked = kinds.setdefault(kind, _Asked())
-            if budget.exhausted or asked.answers + len(calls) >= budget.asks_per_kind or asked.failure:
+            if budget.exhausted or asked.answers + pending[kind] >= budget.asks_per_kind or asked.failure:
                 continue
+            pending[kind] += 1
             body = protocol.encode(protocol.act_body(match_id, game_name, seat, turn, kind, tc.decision_ms, 0,
                                                      game.view(state, seat), game.legal_actions(state, seat), None))
             headers = clients[seat].signed_headers(match_id, turn, body)
@@ -85,11 +89,11 @@ def run_episode(game_name: str, clients: list[BotClient], asker: Asker, budget: 
         replies = asker.ask(calls) if calls else {}
         actions = {}
         for seat in acting:
-            action = None
+            action: Any = _REFUSED
             if seat in replies:
                 action = _judge(game, state, seat, turn, replies[seat], kinds[game.decision(state, seat)],
                                 len(calls), budget)
-            actions[seat] = action if action is not None else _steer(game, state, seat, len(acting), kinds, rng)
+            actions[seat] = _steer(game, state, seat, len(acting), kinds, rng) if action is _REFUSED else action
         state = game.apply(state, actions)
     for kind, asked in kinds.items():
         _report_kind(report, game_name, kind, asked, tc)
@@ -144,7 +148,8 @@ def _start(game_name: str, clients: list[BotClient], asker: Asker, budget: Budge
 
 def _judge(game: Any, state: Any, seat: int, turn: int, reply: Reply, asked: _Asked, at_once: int,
            budget: Budget) -> Any:
-    """The bot's action if the referee would take it; otherwise the failure, noted once per kind."""
+    """The bot's action if the referee would take it (``null`` is one); otherwise ``_REFUSED``, and the
+    failure is noted once per kind."""
     asked.concurrent = max(asked.concurrent, at_once)
     action, fault = vet_action(game, state, seat, turn, reply)
     if fault is None:
@@ -156,7 +161,7 @@ def _judge(game: Any, state: Any, seat: int, turn: int, reply: Reply, asked: _As
     if asked.failure is None:
         shown = reply if reply.fault is not None else Reply(None, reply.latency_ms, fault, reply.status)
         asked.failure = (fault_detail(shown), _fix(shown, "/act", budget))
-    return None
+    return _REFUSED
 
 
 def _fix(reply: Reply, path: str, budget: Budget) -> str:
