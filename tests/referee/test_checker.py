@@ -97,6 +97,9 @@ WARNINGS: list[tuple[str, bot_zoo.Behaviour, str, list[str]]] = [
     ("no_keep_alive", bot_zoo.close_each, "keep-alive", ["closes the connection", "keep connections open"]),
     ("nagle_split_writes", bot_zoo.split_writes, "nagle", ["separate writes with Nagle on", "TCP_NODELAY",
                                                            "delayed ACK (40 ms)"]),
+    ("answers_near_the_size_cap", bot_zoo.on_act(lambda req, sock: bot_zoo.ok(
+        sock, {"action": bot_zoo.first_legal(req), "notes": "x" * 40_000})), "body size",
+     ["cap 65536", 'answer only {"action": ...}']),
     ("slow_near_limit", bot_zoo.on_act(bot_zoo.late(0.35)), "timing", ["of the 600 ms limit", "keep a margin"]),
 ]
 
