@@ -57,7 +57,7 @@ class _Asked:
 
 
 def run_episode(game_name: str, clients: list[BotClient], asker: Asker, budget: Budget, report: CheckReport,
-                probe_signatures: bool, seed: int = 1) -> None:
+                probe_unsigned: bool, probe_stale: bool = True, seed: int = 1) -> None:
     """Play one short match against ``clients`` (one per seat) and add its lines to ``report``."""
     game = get_game(game_name)
     tc = budget.tc
@@ -98,8 +98,8 @@ def run_episode(game_name: str, clients: list[BotClient], asker: Asker, budget: 
     for kind, asked in kinds.items():
         _report_kind(report, game_name, kind, asked, tc)
     if last is not None and not budget.exhausted:
-        _stale_probe(clients[last[0]], asker, last, report, game_name)
-        _unsigned_probe(clients[last[0]], asker, last[0], match_id, game_name, turn, report, probe_signatures)
+        _stale_probe(clients[last[0]], asker, last, report, game_name, probe_stale)
+        _unsigned_probe(clients[last[0]], asker, last[0], match_id, game_name, turn, report, probe_unsigned)
     _end(game, clients, asker, budget, report, match_id, turn, state)
 
 
@@ -183,11 +183,14 @@ def _report_kind(report: CheckReport, game_name: str, kind: str, asked: _Asked, 
 
 
 def _stale_probe(client: BotClient, asker: Asker, last: tuple[int, bytes, dict[str, str]], report: CheckReport,
-                 game_name: str) -> None:
+                 game_name: str, enabled: bool) -> None:
     """The last /act again, correctly signed: a replayed (stale) turn the bot should refuse with a 4xx."""
+    name = f"stale turn ({game_name})"
+    if not enabled:
+        report.add(name, Status.SKIP, "not probed: the bot does not know its secret yet")
+        return
     _seat, body, headers = last
     reply = asker.ask({0: Call(client, "POST", "/act", body, headers, 2.0)})[0]
-    name = f"stale turn ({game_name})"
     if reply.status is not None and 400 <= reply.status < 500:
         report.add(name, Status.PASS, f"a replayed /act was refused (HTTP {reply.status})")
     elif reply.fault is None:
@@ -204,7 +207,7 @@ def _unsigned_probe(client: BotClient, asker: Asker, seat: int, match_id: str, g
     """A fresh /act with no signature: anyone who learns the bot's URL could send it."""
     name = f"unsigned request ({game_name})"
     if not enabled:
-        report.add(name, Status.SKIP, "no secret given: run with --secret S, the bot started with the same secret")
+        report.add(name, Status.SKIP, "not probed: give --secret S, the secret the bot was started with")
         return
     body = protocol.encode(protocol.act_body(match_id, game_name, seat, turn + 1, "probe", 1000, 0, {}, [0], None))
     headers = {key: value for key, value in client.signed_headers(match_id, turn + 1, body).items()

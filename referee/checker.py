@@ -37,8 +37,9 @@ def check_protocol(url: str, secret: str = "", games: Sequence[str] | None = Non
     """The whole checklist for the bot at ``url``; never raises for anything the bot does.
 
     ``games``: the games to play (default: every arena game the bot declares). ``probe_signatures``:
-    send an unsigned request and expect a refusal (default: when a secret is given; a bot being
-    submitted does not know its secret yet). ``asks_per_kind`` answers of each decision kind are asked;
+    send an unsigned request and expect a refusal (default: when a secret is given); False also skips
+    the replayed (stale) request: a bot being submitted does not know its secret yet, and the SDK
+    refuses replays only when it has one. ``asks_per_kind`` answers of each decision kind are asked;
     no call starts after ``max_seconds`` (a bot that thinks for its whole deadline stays bounded)."""
     began = time.perf_counter()
     tc = time_controls or TimeControls()
@@ -62,7 +63,8 @@ def check_protocol(url: str, secret: str = "", games: Sequence[str] | None = Non
                 while len(clients) < seats:
                     clients.append(BotClient(url, secret, tc.max_response_bytes, guard, resolver))
                 run_episode(name, clients[:seats], asker, budget, report,
-                            bool(secret) if probe_signatures is None else probe_signatures)
+                            bool(secret) if probe_signatures is None else probe_signatures,
+                            probe_signatures is not False)
                 if budget.exhausted:
                     rest = chosen[chosen.index(name) + 1:]
                     if rest:

@@ -132,6 +132,14 @@ def test_the_bot_form_shows_each_failed_check_with_its_fix(client, context) -> N
     assert "/act piranha-pedro choose_card: wrong_shape" in text and "fix: answer a JSON object" in text
 
 
+def test_the_bot_form_shows_the_warnings_of_a_bot_it_admits(client, context) -> None:
+    log_in(client, account(context, "gus"))
+    with bot_zoo.zoo_bot(bot_zoo.close_each) as zoo:
+        created = post_form(client, "/bots/new", {"name": "closer", "url": zoo.url, "game": "piranha-pedro"}, 201)
+    text = created.get_data(as_text=True)
+    assert "cost it time or safety" in text and "keep-alive:" in text and "keep connections open" in text
+
+
 def test_only_organizers_may_open_the_tournament_form(client, context) -> None:
     assert client.get("/tournaments/new").headers["Location"].startswith("/login")
     log_in(client, account(context, "gina"))
