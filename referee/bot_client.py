@@ -7,6 +7,7 @@ several seats concurrently; ``PendingCall.wait`` returns by the call's deadline 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -35,6 +36,8 @@ class Reply:
     latency_ms: float
     fault: Fault | None = None
     status: int | None = None
+    headers_ms: float | None = None  # when the status line and headers were in (Nagle stalls show here)
+    body_bytes: int | None = None
 
 
 def _reject_constant(name: str) -> Any:
@@ -121,8 +124,10 @@ class BotClient:
             return self._network_fault(exc, t0, deadline)
         except (requests.exceptions.RequestException, OSError) as exc:
             return self._network_fault(exc, t0, deadline)
+        headers_ms = (time.perf_counter() - t0) * 1000
         with response:
-            return self._read(response, t0, deadline, empty_ok)
+            reply = self._read(response, t0, deadline, empty_ok)
+        return dataclasses.replace(reply, headers_ms=headers_ms)
 
     def _read(self, response: requests.Response, t0: float, deadline: float, empty_ok: bool) -> Reply:
         status = response.status_code
@@ -151,13 +156,13 @@ class BotClient:
             return Reply(None, latency_ms, Fault(FaultKind.TIMEOUT, "answer completed after the deadline",
                                                  latency_ms, excerpt(bytes(data))), status)
         if empty_ok and not data.strip():
-            return Reply(None, latency_ms, None, status)
+            return Reply(None, latency_ms, None, status, body_bytes=len(data))
         try:
             parsed = parse_json(bytes(data))
         except (ValueError, RecursionError) as exc:
             return Reply(None, latency_ms, Fault(FaultKind.BAD_JSON, f"not JSON: {exc}"[:300], latency_ms,
                                                  excerpt(bytes(data))), status)
-        return Reply(parsed, latency_ms, None, status)
+        return Reply(parsed, latency_ms, None, status, body_bytes=len(data))
 
     def _network_fault(self, exc: BaseException, t0: float, deadline: float) -> Reply:
         if "name resolution timed out" in str(exc):

@@ -86,6 +86,11 @@ class ConnectionTracker:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._active: HTTPConnection | None = None
+        self.connections = 0  # TCP connections opened: more than one per seat means no keep-alive
+
+    def connected(self) -> None:
+        with self._lock:
+            self.connections += 1
 
     def started(self, conn: HTTPConnection) -> None:
         with self._lock:
@@ -132,6 +137,7 @@ def _connection_classes(
 
         def _new_conn(self) -> socket.socket:
             sock = new_conn(self)  # type: ignore[arg-type]
+            tracker.connected()
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             return sock
 

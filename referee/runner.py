@@ -184,7 +184,7 @@ def _step(game: Game, state: Any, seats: list[Seat], asker: Asker, match_id: str
             record["forfeited"] = True
         else:
             latency = reply.latency_ms
-            action, fault = _vet(game, state, index, turn, reply)
+            action, fault = vet_action(game, state, index, turn, reply)
             _spend(seat, latency, tc)
             seat.last_latency_ms = latency
             if fault is not None:
@@ -203,7 +203,7 @@ def _step(game: Game, state: Any, seats: list[Seat], asker: Asker, match_id: str
     return decisions, actions
 
 
-def _vet(game: Game, state: Any, seat: int, turn: int, reply: Reply) -> tuple[Any, Fault | None]:
+def vet_action(game: Game, state: Any, seat: int, turn: int, reply: Reply) -> tuple[Any, Fault | None]:
     """The bot's action as the engine's own legal value, or the fault that rules it out."""
     if reply.fault is not None:
         return None, reply.fault

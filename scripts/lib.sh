@@ -80,6 +80,13 @@ ensure_nginx() {
     command -v ss >/dev/null 2>&1 || apt_install iproute2
 }
 
+ensure_starter_toolchains() {
+    # tests/sample_bots/test_starters.py builds and runs the Go and Node.js starter bots
+    # (sample_bots/starters/) with the distribution's toolchains.
+    command -v go >/dev/null 2>&1 || apt_install golang-go
+    command -v node >/dev/null 2>&1 || apt_install nodejs
+}
+
 ensure_test_services() {
     command -v psql >/dev/null 2>&1 || apt_install postgresql-client
     command -v wrk >/dev/null 2>&1 || apt_install wrk
@@ -87,4 +94,5 @@ ensure_test_services() {
     ensure_redis
     ensure_postgres
     ensure_chromium
+    ensure_starter_toolchains
 }

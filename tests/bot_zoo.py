@@ -159,6 +159,30 @@ def hang_up(req: Request, sock: socket.socket) -> None:
     sock.shutdown(socket.SHUT_RDWR)
 
 
+def split_writes(req: Request, sock: socket.socket) -> None:
+    """Correct answers, but headers and body in two writes with Nagle on: the body waits for the
+    referee's delayed ACK (40 ms on Linux) on every kept-alive call."""
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 0)
+    if req.method == "GET":
+        payload: Any = {"apiversion": "1", "name": "split", "author": "zoo", "version": "1", "games": ["*"]}
+    else:
+        payload = {"action": first_legal(req)} if req.path == "/act" else {"ok": True}
+    body = json.dumps(payload).encode()
+    head = http_response(200, body)[: -len(body)]
+    sock.sendall(head)
+    sock.sendall(body)
+
+
+def close_each(req: Request, sock: socket.socket) -> None:
+    """Correct answers with ``Connection: close``, then a hang-up: no keep-alive."""
+    if req.method == "GET":
+        payload: Any = {"apiversion": "1", "name": "closer", "author": "zoo", "version": "1", "games": ["*"]}
+    else:
+        payload = {"action": first_legal(req)} if req.path == "/act" else {"ok": True}
+    sock.sendall(http_response(200, json.dumps(payload).encode(), "Connection: close\r\n"))
+    sock.shutdown(socket.SHUT_RDWR)
+
+
 class _Handler(socketserver.BaseRequestHandler):
     server: ZooServer
 

@@ -6,13 +6,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from arena.cli import match_commands, service_commands, tournament_commands
+from arena.cli import check_command, match_commands, service_commands, tournament_commands
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="arena", description="Tournament-grade bot arena over HTTP.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     match_commands.register(sub)
+    check_command.register(sub)
     service_commands.register(sub)
     tournament_commands.register(sub)
     return parser

@@ -77,7 +77,7 @@ def register_bot(session: Session, owner: Account, name: Any, url: Any, game: An
     bot is called; web requests use ``submit_bot``, which also checks the name first."""
     name, url, game = _validate(name, url, game)
     secret = secrets.token_hex(24)
-    info = _health(url, secret, game, settings, health_check, "the bot failed its health check")
+    info = _health(url, secret, game, settings, health_check, "the bot failed its health check").info
     return _store(session, owner, name, url, game, secret, info), secret
 
 
@@ -89,13 +89,16 @@ def submit_bot(db: Database, owner_id: int, name: Any, url: Any, game: Any, sett
     with db.session(readonly=True) as session:
         _name_free(session, owner_id, name)
     secret = secrets.token_hex(24)
-    info = _health(url, secret, game, settings, health_check, "the bot failed its health check")
+    report = _health(url, secret, game, settings, health_check, "the bot failed its health check")
     with db.session() as session:
         owner = session.get(Account, owner_id)
         if owner is None:
             raise NotFound("your account no longer exists")
-        bot = _store(session, owner, name, url, game, secret, info)
-        return bot_json(bot, owner), secret
+        bot = _store(session, owner, name, url, game, secret, report.info)
+        data = bot_json(bot, owner)
+        if report.warnings:  # passed, but something costs it time or safety: said once, with the fix
+            data["warnings"] = list(report.warnings)
+        return data, secret
 
 
 def _name_free(session: Session, owner_id: int, name: str, bot_id: int | None = None) -> None:
@@ -107,12 +110,13 @@ def _name_free(session: Session, owner_id: int, name: str, bot_id: int | None = 
 
 
 def _health(url: str, secret: str, game: str, settings: Settings, health_check: HealthCheck,
-            refusal: str) -> dict[str, Any]:
-    """The bot's identity, or ``Invalid`` naming what failed; never called inside a transaction."""
+            refusal: str) -> HealthReport:
+    """The passed report (the bot's identity, warnings), or ``Invalid`` naming what failed; never called
+    inside a transaction."""
     report = health_check(url, secret, game, settings) if settings.health_check else HealthReport(ok=True)
     if not report.ok:
         raise Invalid(refusal, {"problems": report.problems})
-    return report.info
+    return report
 
 
 def _store(session: Session, owner: Account, name: str, url: str, game: str, secret: str,
@@ -158,7 +162,7 @@ def update_bot(session: Session, bot_id: int, account: Account, changes: dict[st
     name, url = _checked_changes(session, bot, changes)
     info = None
     if url != bot.url:
-        info = _health(url, bot.secret, bot.game, settings, health_check, "the new URL failed its health check")
+        info = _health(url, bot.secret, bot.game, settings, health_check, "the new URL failed its health check").info
     return _apply(session, bot, changes, name, url, info)
 
 
@@ -172,7 +176,7 @@ def change_bot(db: Database, bot_id: int, account_id: int, changes: dict[str, An
         info = None
         moved, secret, game = url != bot.url, bot.secret, bot.game
     if moved:
-        info = _health(url, secret, game, settings, health_check, "the new URL failed its health check")
+        info = _health(url, secret, game, settings, health_check, "the new URL failed its health check").info
     with db.session() as session:
         bot = _owned_by_id(session, bot_id, account_id)
         _checked_changes(session, bot, changes)

@@ -76,6 +76,37 @@ def test_a_bot_that_fails_its_health_check_is_refused_with_what_failed(client, c
     assert response.status_code == 422 and "connection_error" in response.get_json()["details"]["problems"][0]
 
 
+def test_a_bot_that_passes_with_warnings_is_told_them_once(client, context) -> None:
+    """Admitted (warnings are no faults), and the 201 says what costs the bot time, with the fix."""
+    token = token_for(context, "alice")
+    with bot_zoo.zoo_bot(bot_zoo.split_writes) as zoo:
+        response = client.post("/api/bots", json={"name": "nagle", "url": zoo.url, "game": "piranha-pedro"},
+                               headers=auth(token))
+    assert response.status_code == 201, response.get_json()
+    warnings = response.get_json()["warnings"]
+    assert any(w.startswith("nagle:") and "TCP_NODELAY" in w for w in warnings), warnings
+
+
+def test_a_clean_submission_has_no_warnings(client, context, random_bots) -> None:
+    """The SDK refuses replays only once it has its secret: the submission does not probe them."""
+    token = token_for(context, "alice")
+    response = client.post("/api/bots", json={"name": "rnd", "url": random_bots[2].url, "game": "pajarracos"},
+                           headers=auth(token))
+    assert response.status_code == 201 and "warnings" not in response.get_json(), response.get_json()
+
+
+def test_the_422_names_the_arena_check_and_its_fix(client, context) -> None:
+    """The health check is ``arena check``: the refusal names the check, the fault kind and the fix."""
+    token = token_for(context, "alice")
+    with bot_zoo.zoo_bot(bot_zoo.on_act(bot_zoo.wrong_turn)) as zoo:
+        response = client.post("/api/bots", json={"name": "bad", "url": zoo.url, "game": "piranha-pedro-ko"},
+                               headers=auth(token))
+    assert response.status_code == 422
+    problems = response.get_json()["details"]["problems"]
+    assert any(p.startswith("/act piranha-pedro-ko ") and "wrong_turn" in p and 'fix: echo the "turn"' in p
+               for p in problems), problems
+
+
 def test_a_bot_that_does_not_play_the_game_is_refused(client, context, random_bots) -> None:
     token = token_for(context, "alice")
     with bot_zoo.zoo_bot(lambda req, sock: bot_zoo.ok(sock, {"apiversion": "1", "name": "x", "author": "y",

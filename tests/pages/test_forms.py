@@ -123,6 +123,23 @@ def test_the_bot_form_explains_what_is_wrong(client, context, random_bots) -> No
     assert "you already have a bot called" in again.get_data(as_text=True)
 
 
+def test_the_bot_form_shows_each_failed_check_with_its_fix(client, context) -> None:
+    """The submission page shows the same lines as ``arena check``: the check, the kind, the fix."""
+    log_in(client, account(context, "fiona"))
+    with bot_zoo.zoo_bot(bot_zoo.on_act(bot_zoo.wrong_shape)) as zoo:
+        failing = post_form(client, "/bots/new", {"name": "bad", "url": zoo.url, "game": "piranha-pedro"}, 422)
+    text = failing.get_data(as_text=True)
+    assert "/act piranha-pedro choose_card: wrong_shape" in text and "fix: answer a JSON object" in text
+
+
+def test_the_bot_form_shows_the_warnings_of_a_bot_it_admits(client, context) -> None:
+    log_in(client, account(context, "gus"))
+    with bot_zoo.zoo_bot(bot_zoo.close_each) as zoo:
+        created = post_form(client, "/bots/new", {"name": "closer", "url": zoo.url, "game": "piranha-pedro"}, 201)
+    text = created.get_data(as_text=True)
+    assert "cost it time or safety" in text and "keep-alive:" in text and "keep connections open" in text
+
+
 def test_only_organizers_may_open_the_tournament_form(client, context) -> None:
     assert client.get("/tournaments/new").headers["Location"].startswith("/login")
     log_in(client, account(context, "gina"))

@@ -54,7 +54,10 @@ BOT = {
     "properties": {"id": {"type": "integer"}, "name": {"type": "string"}, "owner": {"type": "string"},
                    "game": {"type": "string"}, "status": {"type": "string"}, "version": {"type": ["string", "null"]},
                    "author": {"type": ["string", "null"]}, "created_at": {"type": "string"},
-                   "url": {"type": "string"}, "secret": {"type": "string"}},
+                   "url": {"type": "string"}, "secret": {"type": "string"},
+                   "warnings": {"type": "array", "items": {"type": "string"},
+                                "description": "at submission: what the health check found that costs the bot time "
+                                               "or safety but no fault, with fixes (as arena check prints)"}},
 }
 PROGRESS = {"type": "object", "required": ["done", "total"],
             "properties": {k: {"type": "integer"} for k in

@@ -40,7 +40,7 @@ class LogoutForm(FlaskForm):
 class BotForm(FlaskForm):
     name = StringField("Bot name", validators=[DataRequired("Give your bot a name."), Length(1, 60)])
     url = StringField("Base URL", validators=[DataRequired("Where does your bot listen?"), Length(1, 2000)],
-                      description="The arena calls GET {url}/ now (the health check), then /start, /act and /end.")
+                      description="The arena checks it now (GET {url}/, /start, /act, /end: as arena check does).")
     game = SelectField("Game", choices=[], validators=[DataRequired()])
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

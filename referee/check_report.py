@@ -1,0 +1,139 @@
+"""The checklist ``arena check`` prints and the health check refuses with: one line per check, and for
+each failure a fix in plain words.
+
+A line names the problem's kind (fault kind, HTTP status, schema rule, timing) and never quotes what
+the bot sent: the same lines go into the API's 422, where a user could otherwise aim the check at a
+service the arena can reach and read its answers back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from referee.bot_client import Reply
+from referee.faults import FaultKind
+
+
+class Status(StrEnum):
+    PASS = "pass"
+    WARN = "warn"  # works, but costs the bot time or safety; never a fault in a match
+    FAIL = "fail"  # the bot would fault (or forfeit) in a match
+    SKIP = "skip"
+
+
+@dataclass(frozen=True)
+class CheckItem:
+    """One line of the checklist."""
+
+    name: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+    def line(self) -> str:
+        text = f"{self.status.upper():4}  {self.name}: {self.detail}"
+        return f"{text}\n      fix: {self.fix}" if self.fix else text
+
+    def problem(self) -> str:
+        """The one-line form the health check and the API use."""
+        return f"{self.name}: {self.detail}" + (f" - fix: {self.fix}" if self.fix else "")
+
+
+@dataclass
+class CheckReport:
+    """Everything ``check_protocol`` found, in the order it was checked."""
+
+    items: list[CheckItem] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
+    latency_ms: dict[str, float] = field(default_factory=dict)
+    elapsed_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """True unless the bot would fault in a match (warnings do not count)."""
+        return not any(item.status == Status.FAIL for item in self.items)
+
+    def add(self, name: str, status: Status, detail: str, fix: str = "") -> None:
+        self.items.append(CheckItem(name, status, detail, fix))
+
+    def problems(self) -> list[str]:
+        return [item.problem() for item in self.items if item.status == Status.FAIL]
+
+    def warnings(self) -> list[str]:
+        return [item.problem() for item in self.items if item.status == Status.WARN]
+
+    def text(self) -> str:
+        counts = {status: sum(item.status == status for item in self.items) for status in Status}
+        verdict = "the bot is ready to play" if self.ok else "the bot would fault in a match"
+        summary = (f"{counts[Status.PASS]} passed, {counts[Status.FAIL]} failed, {counts[Status.WARN]} warnings, "
+                   f"{counts[Status.SKIP]} skipped in {self.elapsed_s:.1f} s: {verdict}")
+        return "\n".join([*(item.line() for item in self.items), summary])
+
+
+_STATUS_FIXES = {
+    401: "the bot refused a correctly signed request: start it with the secret the arena gave you, and compare "
+         "'sha256=' + hex HMAC-SHA256 of the exact body bytes (before any JSON parsing) with X-Arena-Signature",
+    403: "the bot refused a correctly signed request: start it with the secret the arena gave you, and compare "
+         "'sha256=' + hex HMAC-SHA256 of the exact body bytes (before any JSON parsing) with X-Arena-Signature",
+    404: "serve GET /, POST /start, /act and /end at the root of the URL you submitted",
+    405: "serve GET /, POST /start, /act and /end at the root of the URL you submitted",
+    409: "the bot refused a fresh turn as stale: remember the last turn per match and seat, and refuse only a turn "
+         "that is not newer than it",
+    413: "accept request bodies of a few hundred KiB at least: the views and legal_actions can be long",
+}
+
+
+def fault_fix(reply: Reply, path: str, decision_ms: int, max_bytes: int, signed: bool = True) -> str:
+    """What to change in the bot so this fault goes away, in the bot author's words. ``signed``: the
+    request carried a signature under a secret (False: the check was run without one)."""
+    fault = reply.fault
+    assert fault is not None
+    if fault.kind == FaultKind.HTTP_STATUS:
+        status = reply.status or 0
+        if status in (401, 403) and not signed:
+            return "the bot wants signed requests: run the check with --secret S, S being the secret the bot has"
+        if status in _STATUS_FIXES:
+            return _STATUS_FIXES[status]
+        if 300 <= status < 400:
+            return "redirects are never followed: submit the final URL (https:// if the bot redirects to it)"
+        if status >= 500:
+            return f"the bot crashed while answering {path}: read its log, the error is on its side"
+        return f"answer {path} with a 2xx status"
+    fixes = {
+        FaultKind.TIMEOUT: f"answer within the limit ({decision_ms} ms for /act): keep the search under it, and serve "
+                           "requests concurrently (several seats are asked at once on separate connections)",
+        FaultKind.CONNECTION: "the arena could not talk to the bot: is it running and listening on that host and port "
+                              "(bind 0.0.0.0 to be reachable from outside), and does it answer HTTP/1.1, not HTTPS "
+                              "on an http:// URL or the reverse?",
+        FaultKind.TOO_LARGE: f"answer under {max_bytes} bytes: send only {{\"action\": ...}}",
+        FaultKind.BAD_JSON: "answer a JSON body (Content-Type: application/json); GET / and /act never answer "
+                            "empty",
+        FaultKind.WRONG_SHAPE: 'answer a JSON object {"action": <one of legal_actions>}',
+        FaultKind.WRONG_TURN: 'echo the "turn" you were asked, or leave "turn" out of the answer',
+        FaultKind.ILLEGAL: "answer one of legal_actions exactly as it was given (same JSON: strings stay strings, "
+                           "lists stay lists)",
+        FaultKind.UNSAFE_URL: "the arena only calls public addresses: host the bot on a public IP or name",
+    }
+    return fixes.get(fault.kind, "see docs/protocol.md")
+
+
+_ANSWER_FAULTS = {
+    FaultKind.WRONG_SHAPE: 'the answer is JSON but not an object with "action"',
+    FaultKind.WRONG_TURN: "the answer names another turn than the one asked",
+    FaultKind.ILLEGAL: "an illegal action (not one of legal_actions)",
+}
+
+
+def fault_detail(reply: Reply) -> str:
+    """The fault's kind and status code; the guard's own message for a refused address (it quotes the
+    arena's rule, not the bot)."""
+    fault = reply.fault
+    assert fault is not None
+    if fault.kind == FaultKind.UNSAFE_URL:
+        return f"{fault.kind}: {fault.message}"
+    if fault.kind in _ANSWER_FAULTS:
+        return f"{fault.kind}: {_ANSWER_FAULTS[fault.kind]}"
+    status = f" (HTTP {reply.status})" if reply.status is not None else ""
+    timing = f" after {fault.latency_ms:.0f} ms" if fault.kind == FaultKind.TIMEOUT else ""
+    return f"{fault.kind}{status}{timing}"

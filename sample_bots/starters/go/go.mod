@@ -1,0 +1,3 @@
+module arena-starter-go
+
+go 1.19
