@@ -20,14 +20,13 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Any
 from urllib.parse import urlsplit
 
-from referee import protocol
+from bench.bot_fleet import BotFleet
 from referee.protocol import TimeControls
 from referee.runner import BotSpec, play_match
 from sample_bots.random_bot import make_bot
-from sample_bots.sdk import Bot, start_in_thread
+from sample_bots.sdk import start_in_thread
 from tests import bot_zoo
 
 LIMIT_MS = 500
@@ -55,30 +54,11 @@ def bare_round_trips(bodies: list[tuple[str, bytes]], repeat: int = 3) -> float:
     return statistics.median(times)
 
 
-def recording(bot: Bot, seen: list[dict[str, Any]]) -> Bot:
-    """``bot`` that also keeps every /act request it is sent, so the bare round trips can send the
-    very same bytes (``protocol.encode`` of the parsed request reproduces them: key order is kept)."""
-    inner = bot.act
-
-    def act(request: dict[str, Any]) -> Any:
-        seen.append(request)
-        return inner(request)
-
-    return Bot(name=bot.name, act=act, games=bot.games)
-
-
-def _bodies(seen: list[dict[str, Any]], url: str) -> list[tuple[str, bytes]]:
-    return [(url, protocol.encode(request)) for request in seen]
-
-
 def per_decision(matches: int = 20) -> tuple[float, float]:
     """Median referee wall time per decision (from the end of one step to the end of the next) and the
     median bare round trip of the very same /act bodies to the same bots."""
-    seen: list[list[dict[str, Any]]] = [[] for _ in range(3)]
-    servers = [start_in_thread(recording(make_bot(i), seen[i])) for i in range(3)]
     steps_ms: list[float] = []
-    bodies: list[tuple[str, bytes]] = []
-    try:
+    with BotFleet(3) as fleet:
         for seed in range(matches):
             last = [0.0]
 
@@ -88,34 +68,16 @@ def per_decision(matches: int = 20) -> tuple[float, float]:
                     steps_ms.append((now - last[0]) * 1000)
                 last[0] = now
 
-            urls = [s.url for s in servers]
-            play_match("pajarracos", [BotSpec(u) for u in urls], seed=seed, on_step=on_step)
-        for i, s in enumerate(servers):
-            bodies += _bodies(seen[i], s.url)
-        bare_ms = bare_round_trips(bodies)
-    finally:
-        for s in servers:
-            s.shutdown()
-            s.server_close()
+            play_match("pajarracos", [BotSpec(u) for u in fleet.urls], seed=seed, on_step=on_step)
+        bare_ms = bare_round_trips(fleet.bodies())
     return statistics.median(steps_ms), bare_ms
 
 
 def simultaneous_six(delay_s: float, seeds: int = 3) -> tuple[float, float]:
     """Median wall time of a 6-seat simultaneous Piranha Pedro step when every bot takes ``delay_s``,
     and the median bare round trip of the same bodies (which then include the bots' delay)."""
-    rng_bot = make_bot(1)
-
-    def act(request: dict[str, Any]) -> Any:
-        if delay_s:
-            time.sleep(delay_s)
-        return rng_bot.act(request)
-
-    seen: list[list[dict[str, Any]]] = [[] for _ in range(6)]
-    servers = [start_in_thread(recording(Bot(name=f"six{i}", act=act, games=["piranha-pedro"]), seen[i]))
-               for i in range(6)]
     marks: list[tuple[float, int]] = []
-    bodies: list[tuple[str, bytes]] = []
-    try:
+    with BotFleet(6, delay_s) as fleet:
         for seed in range(seeds):
             last = [time.perf_counter()]
 
@@ -125,16 +87,9 @@ def simultaneous_six(delay_s: float, seeds: int = 3) -> tuple[float, float]:
                     marks.append((now - last[0], len(decisions)))
                 last[0] = now
 
-            urls = [s.url for s in servers]
-            play_match("piranha-pedro", [BotSpec(u) for u in urls], seed=seed, on_step=on_step,
+            play_match("piranha-pedro", [BotSpec(u) for u in fleet.urls], seed=seed, on_step=on_step,
                        time_controls=TimeControls(decision_ms=1000))
-        for i, s in enumerate(servers):
-            bodies += _bodies(seen[i][:20], s.url)
-        bare_ms = bare_round_trips(bodies, repeat=1)
-    finally:
-        for s in servers:
-            s.shutdown()
-            s.server_close()
+        bare_ms = bare_round_trips(fleet.bodies()[:300], repeat=1)
     six = [dt for dt, n in marks if n == 6]
     return statistics.median(six) * 1000, bare_ms
 
