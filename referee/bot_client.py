@@ -225,9 +225,21 @@ class Asker:
         self.watchdog = watchdog
 
     def ask(self, calls: dict[int, Call]) -> dict[int, Reply]:
-        if len(calls) == 1:
-            ((seat, c),) = calls.items()
-            return {seat: c.client.call(self.watchdog, c.method, c.path, c.body, c.headers, c.budget_s, c.empty_ok)}
-        pending = {seat: c.client.start_call(self.pool, c.method, c.path, c.body, c.headers, c.budget_s, c.empty_ok)
-                   for seat, c in calls.items()}
-        return {seat: p.wait() for seat, p in pending.items()}
+        """The first call runs in this thread, the others on the pool; every call is cut by the
+        watchdog at its own deadline, whichever thread carries it."""
+        if not calls:
+            return {}
+        (first, lead), *rest = calls.items()
+        pending = {}
+        armed = []
+        for seat, c in rest:
+            call = c.client.start_call(self.pool, c.method, c.path, c.body, c.headers, c.budget_s, c.empty_ok)
+            armed.append(self.watchdog.arm(call.deadline, c.client.tracker))
+            pending[seat] = call
+        replies = {first: lead.client.call(self.watchdog, lead.method, lead.path, lead.body, lead.headers,
+                                           lead.budget_s, lead.empty_ok)}
+        for seat, call in pending.items():
+            replies[seat] = call.wait()
+        for entry in armed:
+            self.watchdog.disarm(entry)
+        return {seat: replies[seat] for seat in calls}
