@@ -88,17 +88,16 @@ class ConnectionTracker:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._active: http.client.HTTPConnection | None = None
+        self._active: socket.socket | None = None
 
-    def started(self, conn: http.client.HTTPConnection) -> None:
+    def started(self, sock: socket.socket) -> None:
         with self._lock:
-            self._active = conn
+            self._active = sock
 
     def abort(self) -> None:
         """Shut down the active socket: a blocked read returns at once and the connection is dropped."""
         with self._lock:
-            conn = self._active
-        sock = getattr(conn, "sock", None) if conn is not None else None
+            sock = self._active
         if sock is not None:
             with contextlib.suppress(OSError):  # already closed: nothing left to cut
                 sock.shutdown(socket.SHUT_RDWR)
@@ -129,39 +128,8 @@ def guarded_socket(host: str, port: int, timeout_s: float, guard: AddressGuard |
     return sock
 
 
-class _Guarded(http.client.HTTPConnection):
-    """``http.client`` connection whose socket comes from ``guarded_socket``."""
-
-    guard: AddressGuard | None
-    resolver: Resolver
-    dns_timeout_s: float
-    dns_host: str
-
-    def connect(self) -> None:
-        self.sock = guarded_socket(self.dns_host, self.port, self.timeout, self.guard, self.resolver,
-                                   self.dns_timeout_s)
-
-
-class _GuardedTLS(http.client.HTTPSConnection):
-    guard: AddressGuard | None
-    resolver: Resolver
-    dns_timeout_s: float
-    dns_host: str
-
-    def connect(self) -> None:
-        sock = guarded_socket(self.dns_host, self.port, self.timeout, self.guard, self.resolver, self.dns_timeout_s)
-        try:
-            self.sock = self._context.wrap_socket(sock, server_hostname=self.dns_host)  # type: ignore[attr-defined]
-        except BaseException:
-            sock.close()
-            raise
-
-
-def _dropped(conn: http.client.HTTPConnection) -> bool:
+def _dropped(sock: socket.socket) -> bool:
     """An idle kept-alive socket that is readable has been closed (or spoken on) by the bot: not reusable."""
-    sock = conn.sock
-    if sock is None:
-        return True
     try:
         readable, _, _ = select.select([sock], [], [], 0)
     except (OSError, ValueError):
@@ -169,8 +137,18 @@ def _dropped(conn: http.client.HTTPConnection) -> bool:
     return bool(readable)
 
 
+def _line(text: str) -> str:
+    if "\r" in text or "\n" in text:
+        raise ValueError("line breaks are not allowed in a request line or header")
+    return text
+
+
 class BotConnection:
-    """One seat's kept-alive connection to its bot; not thread-safe (the client serialises calls)."""
+    """One seat's kept-alive connection to its bot; not thread-safe (the client serialises calls).
+
+    The request goes out in one write (``http.client`` writes the head and the body separately: two
+    system calls, and two wake-ups of the bot); the answer is read by ``http.client.HTTPResponse``, which
+    handles the framing (length, chunks, close) and its limits."""
 
     def __init__(self, url: str, tracker: ConnectionTracker, guard: AddressGuard | None = None,
                  resolver: Resolver = resolve, dns_timeout_s: float = DNS_TIMEOUT_S,
@@ -180,57 +158,65 @@ class BotConnection:
         self.host = parts.hostname or ""
         self.port = parts.port or (443 if self.tls else 80)
         self.prefix = parts.path.rstrip("/")
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.host_header = host if parts.port is None else f"{host}:{self.port}"
         self.tracker = tracker
         self.guard, self.resolver, self.dns_timeout_s = guard, resolver, dns_timeout_s
         self.user_agent = user_agent
-        self._conn: http.client.HTTPConnection | None = None
+        self._sock: socket.socket | None = None
+        self._tls: ssl.SSLContext | None = None
 
-    def _new(self, timeout_s: float) -> http.client.HTTPConnection:
-        conn: _Guarded | _GuardedTLS
-        if self.tls:
-            conn = _GuardedTLS(self.host, self.port, timeout=timeout_s, context=ssl.create_default_context())
-        else:
-            conn = _Guarded(self.host, self.port, timeout=timeout_s)
-        conn.guard, conn.resolver, conn.dns_timeout_s, conn.dns_host = (
-            self.guard, self.resolver, self.dns_timeout_s, self.host)
-        return conn
+    def _connect(self, timeout_s: float) -> socket.socket:
+        sock = guarded_socket(self.host, self.port, timeout_s, self.guard, self.resolver, self.dns_timeout_s)
+        if not self.tls:
+            return sock
+        try:
+            if self._tls is None:
+                self._tls = ssl.create_default_context()
+            return self._tls.wrap_socket(sock, server_hostname=self.host)
+        except BaseException:
+            sock.close()
+            raise
 
     def request(self, method: str, path: str, body: bytes | None, headers: dict[str, str],
                 timeout_s: float) -> http.client.HTTPResponse:
         """Send the request and read the status line and headers; the body is left to the caller, who
         hands the response back to ``release``. Any failure closes the connection and raises."""
-        conn = self._conn
-        if conn is not None and _dropped(conn):
-            conn.close()
-            conn = None
-        if conn is None:
-            conn = self._conn = self._new(timeout_s)
-        self.tracker.started(conn)
-        conn.timeout = timeout_s
+        lines = [_line(f"{method} {self.prefix}{path} HTTP/1.1"), f"Host: {self.host_header}",
+                 f"User-Agent: {self.user_agent}"]
+        lines += [_line(f"{name}: {value}") for name, value in headers.items()]
+        if body is not None or method in ("POST", "PUT"):
+            lines.append(f"Content-Length: {len(body or b'')}")
+        message = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (body or b"")
+        sock = self._sock
+        if sock is not None and _dropped(sock):
+            self.close()
+            sock = None
         try:
-            if conn.sock is not None:
-                conn.sock.settimeout(timeout_s)
-            conn.putrequest(method, self.prefix + path, skip_accept_encoding=True)
-            conn.putheader("User-Agent", self.user_agent)
-            for name, value in headers.items():
-                conn.putheader(name, value)
-            if body is not None or method in ("POST", "PUT"):
-                conn.putheader("Content-Length", str(len(body or b"")))
-            conn.endheaders(body)
-            return conn.getresponse()
+            if sock is None:
+                sock = self._sock = self._connect(timeout_s)
+            else:
+                sock.settimeout(timeout_s)
+            self.tracker.started(sock)
+            sock.sendall(message)
+            response = http.client.HTTPResponse(sock, method=method)
+            response.begin()
+            return response
         except BaseException:
             self.close()
             raise
 
     def release(self, response: http.client.HTTPResponse, complete: bool) -> None:
         """Keep the connection only after a complete answer the bot did not ask to close."""
-        if not complete or response.will_close or not response.isclosed():
+        reusable = complete and not response.will_close and response.isclosed()
+        response.close()
+        if not reusable:
             self.close()
 
     def close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            sock.close()
 
 
 __all__ = ["DNS_TIMEOUT_S", "AddressGuard", "BotConnection", "ConnectionTracker", "ResolveFailed", "ResolveTimeout",
