@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import ipaddress
 import select
 import socket
 import ssl
@@ -107,13 +108,24 @@ class ResolveFailed(OSError):
     """The bot's host did not resolve to any address."""
 
 
+def _ip_literal(host: str) -> str | None:
+    """``host`` as an address when it is a plain IP literal (no resolver thread needed), else None."""
+    if "%" in host:
+        return None  # scoped IPv6: left to getaddrinfo
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return None
+
+
 def guarded_socket(host: str, port: int, timeout_s: float, guard: AddressGuard | None, resolver: Resolver,
                    dns_timeout_s: float) -> socket.socket:
     """A TCP connection to the first address ``host`` resolves to, after every address passed the guard.
     Raises ``UnsafeURL`` before any connection attempt, ``ResolveTimeout``, ``ResolveFailed`` or the
     connect's own ``OSError``."""
+    literal = _ip_literal(host) if resolver is resolve else None
     try:
-        addresses = resolve_within(resolver, host, port, min(timeout_s, dns_timeout_s))
+        addresses = [literal] if literal else resolve_within(resolver, host, port, min(timeout_s, dns_timeout_s))
     except ResolveTimeout:
         raise
     except OSError as exc:

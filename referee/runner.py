@@ -26,7 +26,7 @@ from referee.games.base import Game
 from referee.protocol import TimeControls
 from referee.replay import REPLAY_FORMAT, default_action
 from referee.results import final_result
-from referee.watchdog import Watchdog
+from referee.watchdog import shared_watchdog
 
 UNREACHABLE = (FaultKind.CONNECTION, FaultKind.TIMEOUT, FaultKind.UNSAFE_URL)
 StepHook = Callable[[int, list[dict[str, Any]]], None]
@@ -83,8 +83,7 @@ def play_match(
     seats = [_open_seat(i, spec, tc, guard, resolver) for i, spec in enumerate(bots)]
     started_at = _now()
     steps: list[dict[str, Any]] = []
-    watchdog = Watchdog()
-    asker = Asker(shared_pool(), watchdog)
+    asker = Asker(shared_pool(), shared_watchdog())
     try:
         _start(game, seats, asker, match_id, params, tc)
         turn = 0
@@ -101,7 +100,6 @@ def play_match(
         for seat in seats:
             if seat.client is not None:
                 seat.client.close()
-        watchdog.close()
     return {
         "format": REPLAY_FORMAT,
         "match_id": match_id,
