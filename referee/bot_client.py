@@ -235,14 +235,16 @@ class Asker:
         (first, lead), *rest = calls.items()
         pending = {}
         armed = []
-        for seat, c in rest:
-            call = c.client.start_call(self.pool, c.method, c.path, c.body, c.headers, c.budget_s, c.empty_ok)
-            armed.append(self.watchdog.arm(call.deadline, c.client.tracker))
-            pending[seat] = call
-        replies = {first: lead.client.call(self.watchdog, lead.method, lead.path, lead.body, lead.headers,
-                                           lead.budget_s, lead.empty_ok)}
-        for seat, call in pending.items():
-            replies[seat] = call.wait()
-        for entry in armed:
-            self.watchdog.disarm(entry)
+        try:
+            for seat, c in rest:
+                call = c.client.start_call(self.pool, c.method, c.path, c.body, c.headers, c.budget_s, c.empty_ok)
+                armed.append(self.watchdog.arm(call.deadline, c.client.tracker))
+                pending[seat] = call
+            replies = {first: lead.client.call(self.watchdog, lead.method, lead.path, lead.body, lead.headers,
+                                               lead.budget_s, lead.empty_ok)}
+            for seat, call in pending.items():
+                replies[seat] = call.wait()
+        finally:
+            for entry in armed:
+                self.watchdog.disarm(entry)
         return {seat: replies[seat] for seat in calls}
