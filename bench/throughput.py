@@ -98,16 +98,17 @@ def _register(context: Context, servers: list) -> list[int]:
         return list(session.scalars(select(Bot.id).order_by(Bot.id)))
 
 
-def queue_rate(context: Context, workdir: Path, bots: list[int], matches: int, workers: int) -> float:
+def queue_rate(context: Context, workdir: Path, bots: list[int], matches: int, workers: int, game: str = GAME,
+               seats: int = 2, cycles: int | None = None) -> float:
     """Wall seconds per match through the queue with ``workers`` worker processes already idle."""
     pool = h.Workers(context, workdir)
     pool.start(workers)
     try:
         time.sleep(4)  # let the workers start and idle
         before = h.finished_count(context)
-        cycles = max(1, matches // (len(bots) * (len(bots) - 1)))
+        cycles = cycles or max(1, matches // (len(bots) * (len(bots) - 1)))
         started = time.perf_counter()
-        tournament = h.start_tournament(context, {"game": GAME, "bots": bots, "seats": 2, "cycles": cycles,
+        tournament = h.start_tournament(context, {"game": game, "bots": bots, "seats": seats, "cycles": cycles,
                                                         "seed": int(started) % 1000})
         total = h.wait_for(context, tournament, 1800, pool)["total"]
         elapsed = time.perf_counter() - started

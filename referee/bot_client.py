@@ -8,6 +8,7 @@ several seats concurrently; ``PendingCall.wait`` returns by the call's deadline 
 from __future__ import annotations
 
 import dataclasses
+import http.client
 import json
 import threading
 import time
@@ -16,10 +17,16 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
 
-import requests
-
 from referee import protocol
-from referee.bot_transport import DNS_TIMEOUT_S, AddressGuard, ConnectionTracker, Resolver, bot_session, resolve
+from referee.bot_transport import (
+    DNS_TIMEOUT_S,
+    AddressGuard,
+    BotConnection,
+    ConnectionTracker,
+    Resolver,
+    ResolveTimeout,
+    resolve,
+)
 from referee.errors import UnsafeURL
 from referee.faults import Fault, FaultKind, excerpt
 from referee.url_guard import check_url_shape
@@ -44,9 +51,12 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)  # what json.loads would build for every answer
+
+
 def parse_json(body: bytes) -> Any:
     """Strict JSON: no NaN/Infinity; deep nesting and giant numbers are errors, not crashes."""
-    return json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
+    return _DECODER.decode(body.decode("utf-8"))
 
 
 class BotClient:
@@ -65,7 +75,7 @@ class BotClient:
         self.secret = secret
         self.max_response_bytes = max_response_bytes
         self.tracker = ConnectionTracker()
-        self.session = bot_session(self.tracker, guard, resolver, dns_timeout_s)
+        self.session = BotConnection(self.url, self.tracker, guard, resolver, dns_timeout_s)
         self._busy = threading.Lock()  # one request at a time on this seat's connection
 
     def close(self) -> None:
@@ -112,64 +122,64 @@ class BotClient:
         if remaining <= 0:
             return _fault(FaultKind.TIMEOUT, "no time left for this call", t0)
         try:
-            response = self.session.request(
-                method, self.url + path, data=body, headers=headers, timeout=(remaining, remaining),
-                stream=True, allow_redirects=False,
-            )
+            response = self.session.request(method, path, body, headers, remaining)
         except UnsafeURL as exc:
             return _fault(FaultKind.UNSAFE_URL, str(exc), t0)
-        except requests.exceptions.ConnectionError as exc:
-            if isinstance(exc.__context__, UnsafeURL) or "refused to contact" in str(exc):
-                return _fault(FaultKind.UNSAFE_URL, _unsafe_message(exc), t0)
-            return self._network_fault(exc, t0, deadline)
-        except (requests.exceptions.RequestException, OSError) as exc:
+        except ResolveTimeout:
+            return _fault(FaultKind.TIMEOUT, "name resolution of the bot's host did not finish in time", t0)
+        except Exception as exc:  # OSError, http.client.HTTPException and whatever a bad answer raises
             return self._network_fault(exc, t0, deadline)
         headers_ms = (time.perf_counter() - t0) * 1000
-        with response:
-            reply = self._read(response, t0, deadline, empty_ok)
-        return dataclasses.replace(reply, headers_ms=headers_ms)
+        complete = False
+        try:
+            reply, complete = self._read(response, t0, deadline, empty_ok)
+            return dataclasses.replace(reply, headers_ms=headers_ms)
+        finally:
+            self.session.release(response, complete)
 
-    def _read(self, response: requests.Response, t0: float, deadline: float, empty_ok: bool) -> Reply:
-        status = response.status_code
+    def _read(self, response: http.client.HTTPResponse, t0: float, deadline: float,
+              empty_ok: bool) -> tuple[Reply, bool]:
+        """The reply, and whether the answer was read whole (so the connection may be kept)."""
+        status = response.status
         try:
             if not 200 <= status < 300:
-                head = response.raw.read(200, decode_content=False) if status < 300 or status >= 400 else b""
-                location = response.headers.get("Location")
+                head = response.read(200) if status < 300 or status >= 400 else b""
+                location = response.getheader("Location")
                 note = f" (redirect to {location!r} not followed)" if location else ""
-                return _fault(FaultKind.HTTP_STATUS, f"HTTP {status}{note}", t0, head, status)
-            declared = response.headers.get("Content-Length")
+                # kept when that read the whole (small) answer: a 401 or 409 need not cost a new connection
+                return _fault(FaultKind.HTTP_STATUS, f"HTTP {status}{note}", t0, head, status), True
+            declared = response.getheader("Content-Length")
             if declared is not None and declared.isdigit() and int(declared) > self.max_response_bytes:
                 return _fault(FaultKind.TOO_LARGE, f"declared {declared} bytes, cap {self.max_response_bytes}",
-                              t0, status=status)
+                              t0, status=status), False
             data = bytearray()
-            for chunk in response.iter_content(CHUNK):
+            while chunk := response.read(CHUNK):
                 data += chunk
                 if len(data) > self.max_response_bytes:
                     return _fault(FaultKind.TOO_LARGE, f"more than {self.max_response_bytes} bytes", t0,
-                                  bytes(data[:200]), status)
-        except (requests.exceptions.RequestException, OSError) as exc:
-            return self._network_fault(exc, t0, deadline)
-        except Exception as exc:  # urllib3 protocol errors surface under several names
-            return self._network_fault(exc, t0, deadline)
+                                  bytes(data[:200]), status), False
+            if response.length:  # http.client returns a body cut short by EOF without complaint
+                raise http.client.IncompleteRead(bytes(data[:200]), response.length)
+        except Exception as exc:  # OSError, http.client.HTTPException (IncompleteRead, bad chunks, ...)
+            return self._network_fault(exc, t0, deadline), False
         latency_ms = (time.perf_counter() - t0) * 1000
         if time.perf_counter() > deadline:
             return Reply(None, latency_ms, Fault(FaultKind.TIMEOUT, "answer completed after the deadline",
-                                                 latency_ms, excerpt(bytes(data))), status)
+                                                 latency_ms, excerpt(bytes(data))), status), False
         if empty_ok and not data.strip():
-            return Reply(None, latency_ms, None, status, body_bytes=len(data))
+            return Reply(None, latency_ms, None, status, body_bytes=len(data)), True
         try:
             parsed = parse_json(bytes(data))
         except (ValueError, RecursionError) as exc:
             return Reply(None, latency_ms, Fault(FaultKind.BAD_JSON, f"not JSON: {exc}"[:300], latency_ms,
-                                                 excerpt(bytes(data))), status)
-        return Reply(parsed, latency_ms, None, status, body_bytes=len(data))
+                                                 excerpt(bytes(data))), status), True
+        return Reply(parsed, latency_ms, None, status, body_bytes=len(data)), True
 
     def _network_fault(self, exc: BaseException, t0: float, deadline: float) -> Reply:
-        if "name resolution timed out" in str(exc):
-            return _fault(FaultKind.TIMEOUT, "name resolution of the bot's host did not finish in time", t0)
-        if time.perf_counter() >= deadline or isinstance(exc, requests.exceptions.Timeout):
+        if time.perf_counter() >= deadline or isinstance(exc, TimeoutError):
             return _fault(FaultKind.TIMEOUT, "no complete answer before the deadline", t0)
-        return _fault(FaultKind.CONNECTION, _short(exc), t0)
+        # Name the bot's host as urllib3's messages did (the arena blanks it before anything is shown).
+        return _fault(FaultKind.CONNECTION, _short(exc, f" (talking to {self.session.host_header})"), t0)
 
 
 class PendingCall:
@@ -196,18 +206,9 @@ def _fault(kind: FaultKind, message: str, t0: float, evidence: bytes | None = No
     return Reply(None, latency_ms, Fault(kind, message, latency_ms, excerpt(evidence)), status)
 
 
-def _short(exc: BaseException) -> str:
+def _short(exc: BaseException, suffix: str = "") -> str:
     text = f"{type(exc).__name__}: {exc}"
-    return text if len(text) <= 300 else text[:300] + "…"
-
-
-def _unsafe_message(exc: BaseException) -> str:
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, UnsafeURL):
-            return str(seen)
-        seen = seen.__context__ or seen.__cause__
-    return _short(exc)
+    return (text if len(text) <= 300 else text[:300] + "…") + suffix
 
 
 @dataclass(frozen=True)
@@ -232,9 +233,23 @@ class Asker:
         self.watchdog = watchdog
 
     def ask(self, calls: dict[int, Call]) -> dict[int, Reply]:
-        if len(calls) == 1:
-            ((seat, c),) = calls.items()
-            return {seat: c.client.call(self.watchdog, c.method, c.path, c.body, c.headers, c.budget_s, c.empty_ok)}
-        pending = {seat: c.client.start_call(self.pool, c.method, c.path, c.body, c.headers, c.budget_s, c.empty_ok)
-                   for seat, c in calls.items()}
-        return {seat: p.wait() for seat, p in pending.items()}
+        """The first call runs in this thread, the others on the pool; every call is cut by the
+        watchdog at its own deadline, whichever thread carries it."""
+        if not calls:
+            return {}
+        (first, lead), *rest = calls.items()
+        pending = {}
+        armed = []
+        try:
+            for seat, c in rest:
+                call = c.client.start_call(self.pool, c.method, c.path, c.body, c.headers, c.budget_s, c.empty_ok)
+                armed.append(self.watchdog.arm(call.deadline, c.client.tracker))
+                pending[seat] = call
+            replies = {first: lead.client.call(self.watchdog, lead.method, lead.path, lead.body, lead.headers,
+                                               lead.budget_s, lead.empty_ok)}
+            for seat, call in pending.items():
+                replies[seat] = call.wait()
+        finally:
+            for entry in armed:
+                self.watchdog.disarm(entry)
+        return {seat: replies[seat] for seat in calls}

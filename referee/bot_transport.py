@@ -1,6 +1,8 @@
-"""The seam between ``requests`` and the bot's socket.
+"""The bot's socket: one kept-alive ``http.client`` connection per seat, guarded and cuttable.
 
-Two things ``requests`` cannot do alone, done at the connection level:
+``requests`` cost about a millisecond of CPU per call on the referee's hot path; the standard library's
+``http.client`` over a socket we open ourselves does the same work for a fraction of it. What the
+connection layer guarantees:
 
 - **A hard deadline.** Socket timeouts apply to each read, so a bot that drips one byte at a time
   never trips them. Every connection registers itself with its client's ``ConnectionTracker`` when a
@@ -13,21 +15,23 @@ Two things ``requests`` cannot do alone, done at the connection level:
 - **Bounded name resolution.** ``getaddrinfo`` cannot be interrupted and happens before there is a
   socket for the watchdog to cut, so a bot whose DNS server is slow would overrun its deadline. The
   resolver runs in a thread of its own; the request stops waiting at the call's deadline or at
-  ``DNS_TIMEOUT_S``, whichever comes first, and fails as a connect timeout (a ``timeout`` fault).
+  ``DNS_TIMEOUT_S``, whichever comes first, and fails as a ``ResolveTimeout`` (a ``timeout`` fault).
+- **No reuse of a doubtful connection.** A connection is kept only after a complete, well-framed
+  answer; anything else (a fault, an unread body, ``Connection: close``) closes it. Before reuse, a
+  kept connection the bot has closed meanwhile is noticed and replaced, as urllib3 does.
 """
 
 from __future__ import annotations
 
 import contextlib
+import http.client
+import ipaddress
+import select
 import socket
+import ssl
 import threading
 from collections.abc import Callable
-
-import requests
-from requests.adapters import HTTPAdapter
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+from urllib.parse import urlsplit
 
 from referee.errors import UnsafeURL
 
@@ -85,115 +89,153 @@ class ConnectionTracker:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._active: HTTPConnection | None = None
+        self._active: socket.socket | None = None
         self.connections = 0  # TCP connections opened: more than one per seat means no keep-alive
 
     def connected(self) -> None:
         with self._lock:
             self.connections += 1
 
-    def started(self, conn: HTTPConnection) -> None:
+    def started(self, sock: socket.socket) -> None:
         with self._lock:
-            self._active = conn
+            self._active = sock
 
     def abort(self) -> None:
         """Shut down the active socket: a blocked read returns at once and the connection is dropped."""
         with self._lock:
-            conn = self._active
-        sock = getattr(conn, "sock", None) if conn is not None else None
+            sock = self._active
         if sock is not None:
             with contextlib.suppress(OSError):  # already closed: nothing left to cut
                 sock.shutdown(socket.SHUT_RDWR)
 
 
-def _connection_classes(
-    guard: AddressGuard | None, resolver: Resolver, tracker: ConnectionTracker, dns_timeout_s: float
-) -> tuple[type[HTTPConnectionPool], type[HTTPSConnectionPool]]:
-    """Pool classes whose connections are tracked and guarded (built per client: no globals)."""
-
-    def new_conn(conn: HTTPConnection) -> socket.socket:
-        host, port = conn._dns_host, conn.port
-        budget = conn.timeout if isinstance(conn.timeout, int | float) else dns_timeout_s
-        try:
-            addresses = resolve_within(resolver, host, port, min(budget, dns_timeout_s))
-        except ResolveTimeout as exc:
-            raise ConnectTimeoutError(conn, f"name resolution timed out: {exc}") from exc
-        except OSError as exc:
-            raise NameResolutionError(conn.host, conn, exc) from exc
-        if not addresses:
-            raise NameResolutionError(conn.host, conn, socket.gaierror("no address"))
-        if guard is not None:
-            for address in addresses:
-                guard(address, port)  # raises UnsafeURL before any connection is attempted
-        try:
-            return socket.create_connection((addresses[0], port), conn.timeout, conn.source_address)
-        except TimeoutError as exc:
-            raise ConnectTimeoutError(conn, f"connection to {conn.host} timed out") from exc
-        except OSError as exc:
-            raise NewConnectionError(conn, f"failed to connect: {exc}") from exc
-
-    class Tracked:
-        """Mixed into both connection classes: guarded connect, registration with the tracker."""
-
-        def _new_conn(self) -> socket.socket:
-            sock = new_conn(self)  # type: ignore[arg-type]
-            tracker.connected()
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            return sock
-
-        def request(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-            tracker.started(self)  # type: ignore[arg-type]
-            return super().request(*args, **kwargs)  # type: ignore[misc]
-
-    class TrackedHTTPConnection(Tracked, HTTPConnection):
-        pass
-
-    class TrackedHTTPSConnection(Tracked, HTTPSConnection):
-        pass
-
-    class Pool(HTTPConnectionPool):
-        ConnectionCls = TrackedHTTPConnection
-
-    class TLSPool(HTTPSConnectionPool):
-        ConnectionCls = TrackedHTTPSConnection
-
-    return Pool, TLSPool
+class ResolveFailed(OSError):
+    """The bot's host did not resolve to any address."""
 
 
-class BotAdapter(HTTPAdapter):
-    """A requests adapter with tracked, guarded connections; one per bot client (one kept-alive
-    connection per seat)."""
-
-    def __init__(self, tracker: ConnectionTracker, guard: AddressGuard | None = None,
-                 resolver: Resolver = resolve, dns_timeout_s: float = DNS_TIMEOUT_S) -> None:
-        self._pools = _connection_classes(guard, resolver, tracker, dns_timeout_s)
-        super().__init__(pool_connections=1, pool_maxsize=2, max_retries=0)
-
-    def init_poolmanager(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        super().init_poolmanager(*args, **kwargs)
-        pool, tls_pool = self._pools
-        self.poolmanager.pool_classes_by_scheme = {"http": pool, "https": tls_pool}
-
-
-class BotSession(requests.Session):
-    """Never follows, nor even prepares, a redirect: with ``allow_redirects=False`` requests would still
-    read a redirect's whole body (uncapped) to prepare the next hop."""
-
-    def get_redirect_target(self, resp: requests.Response) -> None:
+def _ip_literal(host: str) -> str | None:
+    """``host`` as an address when it is a plain IP literal (no resolver thread needed), else None."""
+    if "%" in host:
+        return None  # scoped IPv6: left to getaddrinfo
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
         return None
 
 
-def bot_session(tracker: ConnectionTracker, guard: AddressGuard | None = None,
-                resolver: Resolver = resolve, dns_timeout_s: float = DNS_TIMEOUT_S) -> requests.Session:
-    """A session that talks only to bots: no proxies from the environment, no redirects, no retries."""
-    session = BotSession()
-    session.trust_env = False
-    adapter = BotAdapter(tracker, guard, resolver, dns_timeout_s)
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
-    session.headers["User-Agent"] = "arena-referee/1"
-    return session
+def guarded_socket(host: str, port: int, timeout_s: float, guard: AddressGuard | None, resolver: Resolver,
+                   dns_timeout_s: float) -> socket.socket:
+    """A TCP connection to the first address ``host`` resolves to, after every address passed the guard.
+    Raises ``UnsafeURL`` before any connection attempt, ``ResolveTimeout``, ``ResolveFailed`` or the
+    connect's own ``OSError``."""
+    literal = _ip_literal(host) if resolver is resolve else None
+    try:
+        addresses = [literal] if literal else resolve_within(resolver, host, port, min(timeout_s, dns_timeout_s))
+    except ResolveTimeout:
+        raise
+    except OSError as exc:
+        raise ResolveFailed(f"cannot resolve {host!r}: {exc}") from exc
+    if not addresses:
+        raise ResolveFailed(f"{host!r} resolved to no address")
+    if guard is not None:
+        for address in addresses:
+            guard(address, port)  # raises UnsafeURL before any connection is attempted
+    sock = socket.create_connection((addresses[0], port), timeout_s)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
 
 
-__all__ = ["DNS_TIMEOUT_S", "AddressGuard", "BotAdapter", "ConnectionTracker", "UnsafeURL", "bot_session", "resolve",
-           "resolve_within"]
+def _dropped(sock: socket.socket) -> bool:
+    """An idle kept-alive socket that is readable has been closed (or spoken on) by the bot: not reusable."""
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
+
+
+def _line(text: str) -> str:
+    if "\r" in text or "\n" in text:
+        raise ValueError("line breaks are not allowed in a request line or header")
+    return text
+
+
+class BotConnection:
+    """One seat's kept-alive connection to its bot; not thread-safe (the client serialises calls).
+
+    The request goes out in one write (``http.client`` writes the head and the body separately: two
+    system calls, and two wake-ups of the bot); the answer is read by ``http.client.HTTPResponse``, which
+    handles the framing (length, chunks, close) and its limits."""
+
+    def __init__(self, url: str, tracker: ConnectionTracker, guard: AddressGuard | None = None,
+                 resolver: Resolver = resolve, dns_timeout_s: float = DNS_TIMEOUT_S,
+                 user_agent: str = "arena-referee/1") -> None:
+        parts = urlsplit(url)
+        self.tls = parts.scheme == "https"
+        self.host = parts.hostname or ""
+        self.port = parts.port or (443 if self.tls else 80)
+        self.prefix = parts.path.rstrip("/")
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.host_header = host if parts.port is None else f"{host}:{self.port}"
+        self.tracker = tracker
+        self.guard, self.resolver, self.dns_timeout_s = guard, resolver, dns_timeout_s
+        self.user_agent = user_agent
+        self._sock: socket.socket | None = None
+        self._tls: ssl.SSLContext | None = None
+
+    def _connect(self, timeout_s: float) -> socket.socket:
+        sock = guarded_socket(self.host, self.port, timeout_s, self.guard, self.resolver, self.dns_timeout_s)
+        if not self.tls:
+            return sock
+        try:
+            if self._tls is None:
+                self._tls = ssl.create_default_context()
+            return self._tls.wrap_socket(sock, server_hostname=self.host)
+        except BaseException:
+            sock.close()
+            raise
+
+    def request(self, method: str, path: str, body: bytes | None, headers: dict[str, str],
+                timeout_s: float) -> http.client.HTTPResponse:
+        """Send the request and read the status line and headers; the body is left to the caller, who
+        hands the response back to ``release``. Any failure closes the connection and raises."""
+        lines = [_line(f"{method} {self.prefix}{path} HTTP/1.1"), f"Host: {self.host_header}",
+                 f"User-Agent: {self.user_agent}"]
+        lines += [_line(f"{name}: {value}") for name, value in headers.items()]
+        if body is not None or method in ("POST", "PUT"):
+            lines.append(f"Content-Length: {len(body or b'')}")
+        message = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (body or b"")
+        sock = self._sock
+        if sock is not None and _dropped(sock):
+            self.close()
+            sock = None
+        try:
+            if sock is None:
+                sock = self._sock = self._connect(timeout_s)
+                self.tracker.connected()
+            else:
+                sock.settimeout(timeout_s)
+            self.tracker.started(sock)
+            sock.sendall(message)
+            response = http.client.HTTPResponse(sock, method=method)
+            response.begin()
+            return response
+        except BaseException:
+            self.close()
+            raise
+
+    def release(self, response: http.client.HTTPResponse, complete: bool) -> None:
+        """Keep the connection only after a complete answer the bot did not ask to close."""
+        reusable = complete and not response.will_close and response.isclosed()
+        response.close()
+        if not reusable:
+            self.close()
+
+    def close(self) -> None:
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            sock.close()
+
+
+__all__ = ["DNS_TIMEOUT_S", "AddressGuard", "BotConnection", "ConnectionTracker", "ResolveFailed", "ResolveTimeout",
+           "UnsafeURL", "guarded_socket", "resolve", "resolve_within"]

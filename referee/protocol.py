@@ -15,6 +15,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+import orjson
+
 PROTOCOL_VERSION = 1
 API_VERSION = "1"
 SIGNATURE_HEADER = "X-Arena-Signature"
@@ -48,8 +50,13 @@ class TimeControls:
 
 
 def encode(body: dict[str, Any]) -> bytes:
-    """The exact bytes sent: compact JSON, UTF-8."""
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    """The exact bytes sent: compact JSON, UTF-8. orjson writes the same bytes as the standard library
+    for every body the games produce, several times faster (this runs once per call on the referee's
+    hot path); a value it refuses (an integer beyond 64 bits, say) takes the standard library's path."""
+    try:
+        return orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def sign(secret: str, body: bytes) -> str:

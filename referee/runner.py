@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 from referee import commitments, protocol
 from referee.bot_client import Asker, BotClient, Call, Reply
 from referee.bot_transport import AddressGuard, Resolver, resolve
+from referee.call_pool import shared_pool
 from referee.errors import RulesError, UnsafeURL
 from referee.faults import Fault, FaultKind, excerpt
 from referee.games import get_game
@@ -26,7 +26,7 @@ from referee.games.base import Game
 from referee.protocol import TimeControls
 from referee.replay import REPLAY_FORMAT, default_action
 from referee.results import final_result
-from referee.watchdog import Watchdog
+from referee.watchdog import shared_watchdog
 
 UNREACHABLE = (FaultKind.CONNECTION, FaultKind.TIMEOUT, FaultKind.UNSAFE_URL)
 StepHook = Callable[[int, list[dict[str, Any]]], None]
@@ -83,9 +83,7 @@ def play_match(
     seats = [_open_seat(i, spec, tc, guard, resolver) for i, spec in enumerate(bots)]
     started_at = _now()
     steps: list[dict[str, Any]] = []
-    pool = ThreadPoolExecutor(max_workers=2 * len(seats), thread_name_prefix=f"match-{match_id[:8]}")
-    watchdog = Watchdog()
-    asker = Asker(pool, watchdog)
+    asker = Asker(shared_pool(), shared_watchdog())
     try:
         _start(game, seats, asker, match_id, params, tc)
         turn = 0
@@ -102,9 +100,6 @@ def play_match(
         for seat in seats:
             if seat.client is not None:
                 seat.client.close()
-        # Never wait for a bot: a worker still blocked on a cut connection finishes on its own.
-        pool.shutdown(wait=False, cancel_futures=True)
-        watchdog.close()
     return {
         "format": REPLAY_FORMAT,
         "match_id": match_id,

@@ -57,3 +57,17 @@ class Watchdog:
                         target.abort()
                 timeout = self._heap[0][0] - now if self._heap else None
                 self._cond.wait(timeout)
+
+
+_shared: Watchdog | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_watchdog() -> Watchdog:
+    """The process's watchdog, for matches: one thread for every match a worker plays, instead of a
+    thread started (and ended) per match."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = Watchdog()
+        return _shared

@@ -1,0 +1,100 @@
+"""Issue 19, goal 5: a worker's matches per minute against instant bots, judged against the wire.
+
+    python -m bench.wire [--games ...] [--workers 1 2 4] [--cycles 3] [--postgres URL]
+
+The bots are stdlib servers answering the first legal action (``tests.bot_zoo.polite``). Per game, the
+bound set by the wire is decisions per match x the median bare kept-alive ``http.client`` round trip of
+the /act bodies the bots were sent + the engine's own time for the same matches (views, legal actions,
+apply), all measured here. Judged by: one worker's matches per minute / that bound >= 0.5, per game; the
+rates of the other worker counts are printed per worker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import threading
+import time
+import types
+from typing import Any
+
+from bench.referee import bare_round_trips
+from bench.throughput import arena, queue_rate
+from referee.games import GAMES, get_game
+from referee.runner import BotSpec, play_match
+from tests import bot_zoo
+from tests.arena import service_harness as h
+
+BOTS = 4
+
+
+def wire_bound_ms(game_name: str, servers: list[bot_zoo.ZooServer], seats: int, matches: int = 20) -> tuple[
+        float, float, float, float]:
+    """(bound per match, decisions per match, bare round trip, engine per match), all in ms."""
+    game = get_game(game_name)
+    urls = [s.url for s in servers[:seats]]
+    replays = [play_match(game_name, [BotSpec(u) for u in urls], seed=seed) for seed in range(matches)]
+    decisions = statistics.mean(sum(len(s["decisions"]) for s in r["steps"]) for r in replays)
+    bodies = [(s.url, r.body) for s in servers[:seats] for r in s.requests if r.path == "/act"]
+    round_trip = bare_round_trips(bodies[-600:], repeat=1)
+    engine = []
+    for replay in replays:
+        t0 = time.perf_counter()
+        state = game.initial_state(seats, replay["seed"], replay["params"])
+        for step in replay["steps"]:
+            actions: dict[int, Any] = {}
+            for d in step["decisions"]:
+                game.view(state, d["seat"])
+                game.legal_actions(state, d["seat"])
+                actions[d["seat"]] = d["action"]
+            state = game.apply(state, actions)
+        engine.append((time.perf_counter() - t0) * 1000)
+    engine_ms = statistics.mean(engine)
+    return decisions * round_trip + engine_ms, decisions, round_trip, engine_ms
+
+
+def run(args: argparse.Namespace) -> bool:
+    ok = True
+    for game_name in args.games:
+        seats = GAMES[game_name].spec.min_players
+        with arena(args.postgres) as (context, workdir):
+            servers = [bot_zoo.ZooServer(bot_zoo.polite) for _ in range(BOTS)]
+            for server in servers:
+                server.bot = types.SimpleNamespace(secret=None)  # what the harness hands the secret to
+                threading.Thread(target=server.serve_forever, daemon=True).start()
+            try:
+                bots = h.register_bots(context, servers, game_name, owner=f"owner-{game_name}")
+                bound, decisions, round_trip, engine = wire_bound_ms(game_name, servers, seats)
+                bound_rate = 60000 / bound
+                print(f"{game_name}: {decisions:.1f} decisions/match x {round_trip:.3f} ms + engine {engine:.2f} ms "
+                      f"= {bound:.2f} ms/match: wire bound {bound_rate:.0f} matches/minute per worker", flush=True)
+                for workers in args.workers:
+                    per_match = queue_rate(context, workdir, bots, 0, workers, game=game_name, seats=seats,
+                                           cycles=args.cycles)
+                    rate = 60 / per_match
+                    ratio = rate / workers / bound_rate
+                    line = (f"  {workers} worker(s): {rate:7.0f} matches/minute, {rate / workers:6.0f} per worker: "
+                            f"{ratio:.2f} of the bound")
+                    if workers == 1:
+                        ok &= ratio >= 0.5
+                        line += f" (goal >= 0.5) {'PASS' if ratio >= 0.5 else 'FAIL'}"
+                    print(line, flush=True)
+            finally:
+                for server in servers:
+                    server.shutdown()
+                    server.server_close()
+    return ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--games", nargs="+", default=sorted(GAMES))
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--cycles", type=int, default=3)
+    parser.add_argument("--postgres", default=None, help="a PostgreSQL URL (default: a SQLite file)")
+    return 0 if run(parser.parse_args(argv)) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
