@@ -1,10 +1,10 @@
 """Playing one stored match: claim it, play it through the referee, record it exactly once.
 
 Exactly once: a worker claims the match row (queued, or running with an expired lease), keeps the
-lease fresh while it plays, and writes result, replay, seats and faults in one transaction that only
-succeeds while the row is still unfinished. A job that runs twice, or a worker killed mid-match,
-therefore never records a match twice and never loses one: the lease expires and the match is played
-again.
+lease fresh from a thread while it plays, and stores result and replay in one transaction that only
+succeeds while the row is still unfinished, sealing the match until its deal is over and publishing the
+deal when it is (``publication``). A job that runs twice, or a worker killed mid-match, therefore never
+records a match twice and never loses one: the lease expires and the match is played again.
 """
 
 from __future__ import annotations
