@@ -25,7 +25,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, text
 
 from arena.composition import Context
 from arena.config import load_settings
@@ -87,6 +87,9 @@ def store_old_matches(context: Context, count: int, bots: list[int]) -> None:
         for start in range(0, count, 5000):
             session.execute(insert(Match), matches[start:start + 5000])
             session.execute(insert(MatchSeat), seats[2 * start:2 * start + 10000])  # two seats per match
+        if session.get_bind().dialect.name == "postgresql":  # ids given here: move the sequence past them
+            session.execute(text("SELECT setval(pg_get_serial_sequence('matches', 'id'), "
+                                 "(SELECT max(id) FROM matches))"))
 
 
 def _register(context: Context, servers: list) -> list[int]:
