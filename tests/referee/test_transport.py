@@ -11,19 +11,11 @@ from referee.bot_client import BotClient
 from referee.call_pool import CallPool
 from referee.watchdog import Watchdog
 from tests import bot_zoo
-
-
-def _calls(client: BotClient, n: int) -> list:
-    watchdog = Watchdog()
-    try:
-        return [client.call(watchdog, "GET", "/", None, {}, 2.0) for _ in range(n)]
-    finally:
-        client.close()
-        watchdog.close()
+from tests.connection_spy import root_calls
 
 
 def test_one_connection_serves_every_call_to_a_bot_that_keeps_it(spy, random_bots) -> None:
-    replies = _calls(BotClient(random_bots[0].url), 5)
+    replies = root_calls(BotClient(random_bots[0].url), 5)
     assert all(r.fault is None and r.data["apiversion"] == "1" for r in replies)
     assert len(spy.attempts) == 1
 

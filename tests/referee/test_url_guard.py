@@ -11,7 +11,7 @@ from referee.health import check_bot
 from referee.runner import BotSpec, play_match
 from referee.url_guard import AddressPolicy, address_problem, check_url_shape, parse_networks
 from referee.watchdog import Watchdog
-from tests.connection_spy import ConnectionSpy  # the ``spy`` fixture is in tests/conftest.py
+from tests.connection_spy import ConnectionSpy, root_calls  # the ``spy`` fixture is in tests/conftest.py
 
 REFUSED = [
     ("127.0.0.1", "loopback"), ("127.255.0.9", "loopback"), ("::1", "loopback"),
@@ -62,12 +62,7 @@ def test_a_refused_address_is_never_connected_to(address: str, word: str, spy: C
     """A host resolving to a refused address: the match call fails as unsafe_url, no connection attempted."""
     client = BotClient("http://bot.example.test:8080", guard=AddressPolicy(allow_loopback=False),
                        resolver=lambda host, port: [address.split("%")[0] if "%" not in address else address])
-    watchdog = Watchdog()
-    try:
-        reply = client.call(watchdog, "GET", "/", None, {}, 2.0)
-    finally:
-        client.close()
-        watchdog.close()
+    (reply,) = root_calls(client)
     assert reply.fault is not None and reply.fault.kind == "unsafe_url"
     assert spy.attempts == []
 
@@ -75,12 +70,7 @@ def test_a_refused_address_is_never_connected_to(address: str, word: str, spy: C
 def test_one_refused_address_among_several_refuses_the_host(spy: ConnectionSpy) -> None:
     client = BotClient("http://mixed.example.test", guard=AddressPolicy(allow_loopback=False),
                        resolver=lambda host, port: ["8.8.8.8", "10.0.0.7"])
-    watchdog = Watchdog()
-    try:
-        reply = client.call(watchdog, "GET", "/", None, {}, 2.0)
-    finally:
-        client.close()
-        watchdog.close()
+    (reply,) = root_calls(client)
     assert reply.fault is not None and reply.fault.kind == "unsafe_url" and "10.0.0.7" in reply.fault.message
     assert spy.attempts == []
 

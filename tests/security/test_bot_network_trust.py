@@ -20,9 +20,9 @@ from arena.services.bots import address_guard
 from referee.bot_client import BotClient
 from referee.health import check_bot
 from referee.url_guard import AddressPolicy, parse_networks
-from referee.watchdog import Watchdog
 from tests import bot_zoo
 from tests.arena.helpers import auth, token_for
+from tests.connection_spy import root_calls
 
 COMPOSE = Path(__file__).resolve().parents[2] / "deploy" / "docker-compose.yml"
 SECRET = "TOP-SECRET-INTERNAL-ANSWER"
@@ -50,12 +50,7 @@ def test_the_deny_list_wins_over_loopback_and_allowed_networks(spy, random_bots)
     port = int(random_bots[0].url.rsplit(":", 1)[1])
     guard = AddressPolicy(allow_loopback=True, denied=parse_networks("127.0.0.0/8"))
     client = BotClient(random_bots[0].url, guard=guard)
-    watchdog = Watchdog()
-    try:
-        reply = client.call(watchdog, "GET", "/", None, {}, 2.0)
-    finally:
-        client.close()
-        watchdog.close()
+    (reply,) = root_calls(client)
     assert reply.fault is not None and reply.fault.kind == "unsafe_url" and "deny list" in reply.fault.message
     assert spy.attempts == [] and port
     allowed = AddressPolicy(allow_loopback=False, allowed_networks=parse_networks("10.89.0.128/25"))
