@@ -192,7 +192,7 @@ def record(db: Database, match_id: int, replay: dict[str, Any]) -> bool:
         if done.rowcount != 1:
             session.rollback()
             return False
-        close_deal(session, match_id)
+        close_deal(session, match_id, {match_id: replay})
         _finish_tournament_if_done(session, match_id)
     return True
 

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session, aliased
 
 from arena.services import latency
 from arena.services.errors import NotFound
-from arena.services.publication import is_public
+from arena.services.publication import PUBLIC, is_public
 from arena.storage.models import (
     Account,
     Bot,
@@ -187,15 +187,16 @@ def match_rows(session: Session, ids: list[int]) -> list[dict[str, Any]]:
 def match_details(session: Session, match_id: int) -> dict[str, Any]:
     """What the match page shows beyond the list row, with the replay document: seed, result and replay
     only once the match's whole deal is over (``publication.is_public``)."""
+    blob = case((Match.status.in_(PUBLIC), Match.replay_gz), else_=None)  # a sealed blob is not even read
     row = session.execute(select(Match.status, Match.seed, Match.params, Match.result, Match.error, Match.created_at,
-                                 Match.time_limit_ms).where(Match.id == match_id)).first()
+                                 Match.time_limit_ms, blob.label("replay_gz")).where(Match.id == match_id)).first()
     if row is None:
         raise NotFound(f"no match {match_id}")
     details = dict(row._mapping)
-    if not is_public(details.pop("status")):  # the blob is not even read: no timing by replay size
+    blob_bytes = details.pop("replay_gz")
+    if not is_public(details.pop("status")):
         return details | {"seed": None, "result": None, "replay": None}
-    blob = session.scalar(select(Match.replay_gz).where(Match.id == match_id))
-    return details | {"replay": decompress(blob) if blob else None}
+    return details | {"replay": decompress(blob_bytes) if blob_bytes else None}
 
 
 def bot_matches(session: Session, bot_id: int, limit: int = 20) -> list[dict[str, Any]]:

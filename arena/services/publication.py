@@ -31,17 +31,19 @@ from arena.storage.replays import decompress
 log = logging.getLogger("arena.matches")
 
 OPEN = (MatchStatus.QUEUED, MatchStatus.RUNNING)
+PUBLIC = (MatchStatus.FINISHED, MatchStatus.VOID)  # set only when a deal is published
 Stages = tuple[tuple[str, recorders.Recorder], ...]
 
 
 def is_public(status: str) -> bool:
     """Whether a match's seed, result and replay may be shown: only once its whole deal is over."""
-    return status in (MatchStatus.FINISHED, MatchStatus.VOID)
+    return status in PUBLIC
 
 
-def close_deal(session: Session, match_id: int) -> list[int]:
+def close_deal(session: Session, match_id: int, fresh: dict[int, dict[str, Any]] | None = None) -> list[int]:
     """Publish the sealed matches of ``match_id``'s deal if none of its matches is open any more; returns
-    the published ids. Takes the leaderboard's lock first (see the module docstring)."""
+    the published ids. Takes the leaderboard's lock first (see the module docstring). ``fresh``: replays
+    the caller holds already (the match it has just stored), so they are not read back and decompressed."""
     row = session.execute(select(Match.tournament_id, Match.seed, Match.game, Match.num_players)
                           .where(Match.id == match_id)).first()
     if row is None:
@@ -54,7 +56,8 @@ def close_deal(session: Session, match_id: int) -> list[int]:
     published = []
     for sealed_id in session.scalars(select(Match.id).where(*deal, Match.status == MatchStatus.SEALED)
                                      .order_by(Match.id)).all():
-        replay = decompress(session.scalar(select(Match.replay_gz).where(Match.id == sealed_id)))
+        replay = (fresh or {}).get(sealed_id) or decompress(
+            session.scalar(select(Match.replay_gz).where(Match.id == sealed_id)))
         void = void_reason(replay)
         done = session.execute(update(Match).where(Match.id == sealed_id, Match.status == MatchStatus.SEALED)
                                .values(status=MatchStatus.VOID if void else MatchStatus.FINISHED, error=void)
