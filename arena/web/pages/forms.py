@@ -76,8 +76,9 @@ class TournamentForm(FlaskForm):
     time_limit_ms = IntegerField("Decision time (ms)", validators=[InputRequired(), NumberRange(*limits.TIME_LIMIT_MS)],
                                  default=limits.DEFAULT_TIME_LIMIT_MS)
     seed = IntegerField("Seed (optional)", validators=[Optional(), NumberRange(*limits.SEED)],
-                        description="Leave empty for a random one. The same seed replays the same deals on this "
-                                    "arena; it is shown once the tournament is over.")
+                        description="Leave empty for a random one. The same seed with the same bots and settings "
+                                    "replays the same deals on this arena; it is shown once the tournament is "
+                                    "over.")
     deals = SelectField("Deals", choices=[], default="duplicate",
                         description="Duplicate cancels deal luck, but a bot that remembers its earlier rotations "
                                     "knows part of a deal it plays again; independent deals for bots you do not "
@@ -90,8 +91,8 @@ class TournamentForm(FlaskForm):
     def __init__(self, *args: Any, bots: list[dict[str, Any]] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.game.choices = game_choices()
-        self.deals.choices = [SelectChoice("duplicate", "Duplicate: a table's rotations share one deal"),
-                              SelectChoice("independent", "Independent: every match its own deal")]
+        self.deals.choices = [SelectChoice("duplicate", "Duplicate (rotations share a deal)"),
+                              SelectChoice("independent", "Independent (a deal per match)")]
         self.bot_rows = bots or []
         self.bots.choices = [SelectChoice(b["id"], f"{b['name']} ({b['owner']})") for b in self.bot_rows]
 
