@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -99,7 +100,11 @@ def test_arena_up_did_not_restart_a_killed_worker(tmp_path) -> None:
         assert f"(pid {victim.pid}) killed by SIGKILL; starting a new one" in run.output()
         psutil.wait_procs(left_behind, timeout=3)
         assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in left_behind)
-        assert run.proc.wait(timeout=240) == 0, run.output()[-4000:]
+        try:
+            code = run.proc.wait(timeout=240)
+        except subprocess.TimeoutExpired:  # say where it stood, not only that it hung
+            pytest.fail(f"the demo did not finish in 240 s after the kill:\n{run.output()[-6000:]}")
+        assert code == 0, run.output()[-4000:]
         assert "pajarracos, 3 players" in run.output()  # the demo's tournaments finished: every match played
         assert run.leftovers() == []
     finally:
