@@ -9,7 +9,7 @@ deal's last open match ends (recorded, cancelled or failed to start), ``close_de
 sealed match of the deal in id order: the same fan-out a match gets at once when its deal is closed (or,
 for a void match, where every seat forfeited before playing, only its seats' faults: never rated).
 
-A deal is the matches of one tournament that share a seed; a match outside any tournament is its own deal.
+A deal is the matches of one tournament (or one ladder) that share a seed; any other match is its own deal.
 Callers hold the leaderboard's write lock (``lock_board``) before ``close_deal``, so of two twins
 recorded at the same moment the second sees the first sealed and publishes both (no write skew).
 """
@@ -44,13 +44,12 @@ def close_deal(session: Session, match_id: int, fresh: dict[int, dict[str, Any]]
     """Publish the sealed matches of ``match_id``'s deal if none of its matches is open any more; returns
     the published ids. Takes the leaderboard's lock first (see the module docstring). ``fresh``: replays
     the caller holds already (the match it has just stored), so they are not read back and decompressed."""
-    row = session.execute(select(Match.tournament_id, Match.seed, Match.game, Match.num_players)
+    row = session.execute(select(Match.tournament_id, Match.ladder_id, Match.seed, Match.game, Match.num_players)
                           .where(Match.id == match_id)).first()
     if row is None:
         return []
     lock_board(session, row.game, row.num_players)
-    deal = (Match.id == match_id,) if row.tournament_id is None else (Match.tournament_id == row.tournament_id,
-                                                                      Match.seed == row.seed)
+    deal = deal_of(match_id, row.tournament_id, row.ladder_id, row.seed)
     if session.scalar(select(func.count()).select_from(Match).where(*deal, Match.status.in_(OPEN))):
         return []
     published = []
@@ -67,6 +66,16 @@ def close_deal(session: Session, match_id: int, fresh: dict[int, dict[str, Any]]
         publish(session, sealed_id, replay, recorders.VOID if void else recorders.RATED)
         published.append(sealed_id)
     return published
+
+
+def deal_of(match_id: int, tournament_id: int | None, ladder_id: int | None, seed: int) -> tuple[Any, ...]:
+    """The filter selecting the matches of one deal: the tournament's (or ladder's) matches with its seed;
+    a match outside both is a deal of its own."""
+    if tournament_id is not None:
+        return (Match.tournament_id == tournament_id, Match.seed == seed)
+    if ladder_id is not None:
+        return (Match.ladder_id == ladder_id, Match.seed == seed)
+    return (Match.id == match_id,)
 
 
 def publish(session: Session, match_id: int, replay: dict[str, Any], stages: Stages = recorders.RATED) -> None:

@@ -24,6 +24,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy import true as sa_true
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
@@ -34,6 +35,18 @@ def utcnow() -> datetime:
 class BotStatus(StrEnum):
     ACTIVE = "active"
     DISABLED = "disabled"
+
+
+class LadderStatus(StrEnum):
+    RUNNING = "running"
+    PAUSED = "paused"  # by an organizer: schedules nothing new, lets what is in flight finish
+
+
+class PausedBy(StrEnum):
+    """Who took a bot off the ladder (``Bot.paused_by``); only the owner's pause waits for the owner."""
+
+    OWNER = "owner"
+    PROBATION = "probation"  # failed health checks or too many faults: re-checked on a back-off
 
 
 class Deals(StrEnum):
@@ -100,8 +113,58 @@ class Bot(Base):
     info: Mapped[dict[str, Any]] = mapped_column(default=dict)  # what GET / answered
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+    # Versions: every version is its own bot (own leaderboard entry, starts provisional); ``lineage_id``
+    # is the first version's id (None on the first version itself), ``version`` counts from 1.
+    # (No foreign key on it, nor on ``Match.ladder_id``: SQLite adds such a key only by rebuilding the
+    # table, which the keys pointing at bots and matches forbid on a database with rows.)
+    lineage_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+    version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    retired_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # Ladder: how many matches the bot may play at once (owner's choice, capped by the arena), and why it
+    # is off the ladder (None: on it). Probation re-checks it at ``recheck_at``, backing off by strikes.
+    capacity: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    paused_by: Mapped[str | None] = mapped_column(String(20), nullable=True)
+    paused_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    recheck_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    strikes: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     owner: Mapped[Account] = relationship(back_populates="bots")
+
+
+class BotEvent(Base):
+    """Something that happened to a bot outside its matches, kept for its page: URL moved, paused,
+    resumed, put on or off probation, new version published, retired."""
+
+    __tablename__ = "bot_events"
+    __table_args__ = (Index("ix_bot_events_bot", "bot_id", "id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    kind: Mapped[str] = mapped_column(String(30))
+    detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Ladder(Base):
+    """A continuous rated ladder for one leaderboard (game + player count): the scheduler keeps choosing
+    tables among the game's active bots. The database is the truth about what it scheduled; ``settings``
+    holds an organizer's tuning (overrides of the ``ARENA_LADDER_*`` defaults)."""
+
+    __tablename__ = "ladders"
+    __table_args__ = (UniqueConstraint("game", "players", name="uq_ladder_board"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game: Mapped[str] = mapped_column(String(60))
+    players: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(20), default=LadderStatus.RUNNING)
+    paused_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    time_limit_ms: Mapped[int] = mapped_column(Integer)
+    params: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    settings: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    tables: Mapped[int] = mapped_column(Integer, default=0)  # tables scheduled so far (names the next deal)
+    settled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    last_scheduled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class Tournament(Base):
@@ -130,10 +193,12 @@ class Match(Base):
         Index("ix_matches_status_lease", "status", "lease_until"),
         Index("ix_matches_board_finished", "game", "num_players", "status", "finished_at"),
         Index("ix_matches_deal", "tournament_id", "seed", "status"),
+        Index("ix_matches_ladder_deal", "ladder_id", "seed", "status"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     tournament_id: Mapped[int | None] = mapped_column(ForeignKey("tournaments.id"), nullable=True)
+    ladder_id: Mapped[int | None] = mapped_column(Integer, nullable=True)  # None: not a ladder match
     game: Mapped[str] = mapped_column(String(60))
     num_players: Mapped[int] = mapped_column(Integer)
     seed: Mapped[int] = mapped_column(BigInteger)
@@ -212,6 +277,7 @@ class Rating(Base):
     rank_low: Mapped[int] = mapped_column(Integer, default=0)
     rank_high: Mapped[int] = mapped_column(Integer, default=0)
     los_next: Mapped[float | None] = mapped_column(Float, nullable=True)
+    provisional: Mapped[bool] = mapped_column(Boolean, default=True, server_default=sa_true())
     games: Mapped[int] = mapped_column(Integer, default=0)
     wins: Mapped[float] = mapped_column(Float, default=0.0)
     draws: Mapped[float] = mapped_column(Float, default=0.0)
