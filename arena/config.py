@@ -55,6 +55,15 @@ class Settings:
     log_json: bool = False
     docs_dir: str = ""  # empty: the repository's docs/ folder (set it for installs outside the repository)
     proxy_hops: int = 0  # reverse proxies in front of the web app whose X-Forwarded-* headers to trust
+    # The ladder (docs/ladder.md): on for `arena up`, `arena demo` and production; off under ARENA_ENV=test
+    # unless ARENA_LADDER is set, so tests that create bots get no ladder match they did not ask for.
+    ladder: bool = True
+    ladder_players: str = "3"  # comma-separated player counts: one ladder per game and count it allows
+    ladder_in_flight: int = 8  # ladder matches queued or running at once, over every ladder
+    ladder_per_hour: int = 3600  # ladder matches created per hour, over every ladder
+    ladder_maintenance_per_hour: int = 30  # per ladder, once its leaderboard has settled
+    ladder_capacity_cap: int = 4  # the most concurrent matches an owner (or a bot's GET /) may ask for
+    ladder_tick_ms: int = 1000  # the scheduler looks again at least this often (a new bot wakes it at once)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -93,6 +102,14 @@ class Settings:
                             strike_limit=self.strike_limit, max_response_bytes=self.max_response_bytes)
 
 
+def ladder_player_counts(settings: Settings) -> tuple[int, ...]:
+    """The player counts of ``ARENA_LADDER_PLAYERS``, sorted, each from 2 to 6."""
+    counts = sorted({int(part) for part in settings.ladder_players.split(",") if part.strip()})
+    if not counts or not all(2 <= count <= 6 for count in counts):
+        raise ValueError(settings.ladder_players)
+    return tuple(counts)
+
+
 DEAL_SECRET_FILE = "deal-secret"
 MIN_DEAL_SECRET = 32  # characters: a short key would let anyone search for it from published seeds
 _BOOL = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
@@ -126,6 +143,8 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
         raise ConfigError(f"ARENA_ENV must be development, production or test, not {settings.env!r}")
     if settings.production and "ARENA_ALLOW_LOOPBACK_BOTS" not in environ and "allow_loopback_bots" not in overrides:
         settings = replace(settings, allow_loopback_bots=False)
+    if settings.env == "test" and "ARENA_LADDER" not in environ and "ladder" not in overrides:
+        settings = replace(settings, ladder=False)
     if settings.production and "ARENA_LOG_JSON" not in environ and "log_json" not in overrides:
         settings = replace(settings, log_json=True)
     settings = replace(settings, **overrides)
@@ -136,6 +155,14 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
             raise ConfigError(f"ARENA_{name.upper()}: {exc}") from None
     if settings.deal_secret and len(settings.deal_secret) < MIN_DEAL_SECRET:
         raise ConfigError(f"ARENA_DEAL_SECRET must be at least {MIN_DEAL_SECRET} characters")
+    try:
+        ladder_player_counts(settings)
+    except ValueError:
+        raise ConfigError(f"ARENA_LADDER_PLAYERS must be player counts like '3' or '3,4,6', "
+                          f"not {settings.ladder_players!r}") from None
+    for name in ("ladder_in_flight", "ladder_capacity_cap", "ladder_tick_ms"):
+        if getattr(settings, name) < 1:
+            raise ConfigError(f"ARENA_{name.upper()} must be at least 1")
     if settings.session_days < 1:
         raise ConfigError(f"ARENA_SESSION_DAYS must be at least 1, not {settings.session_days}")
     if settings.production and settings.secret_key and not settings.deal_secret:  # every host derives the same key

@@ -30,7 +30,7 @@ from arena.storage.replays import decompress
 
 log = logging.getLogger("arena.matches")
 
-OPEN = (MatchStatus.QUEUED, MatchStatus.RUNNING)
+OPEN = (MatchStatus.SCHEDULED, MatchStatus.QUEUED, MatchStatus.RUNNING)  # scheduled: a ladder rotation still owed
 PUBLIC = (MatchStatus.FINISHED, MatchStatus.VOID)  # set only when a deal is published
 Stages = tuple[tuple[str, recorders.Recorder], ...]
 

@@ -61,6 +61,7 @@ class TournamentStatus(StrEnum):
 
 
 class MatchStatus(StrEnum):
+    SCHEDULED = "scheduled"  # a ladder table's rotation owed but held back until its bots have capacity
     QUEUED = "queued"
     RUNNING = "running"
     SEALED = "sealed"  # played, but another match of its deal is still open: nothing of it is shown yet
