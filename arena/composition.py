@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from arena.config import Settings, load_settings
 from arena.runtime.queue import MatchQueue, connect
+from arena.services import ladder_wake
 from arena.services.bots import HealthCheck, default_health_check
 from arena.storage.db import Database
 
@@ -26,4 +27,6 @@ def build_context(settings: Settings | None = None, migrate: bool = True) -> Con
     if migrate:
         db.migrate()
     queue = MatchQueue(connect(settings.redis_url), settings) if settings.redis_url else None
+    if queue is not None and settings.ladder:
+        ladder_wake.set_waker(queue.wake_ladder)  # a submitted bot wakes the ladder scheduler
     return Context(settings=settings, db=db, queue=queue)

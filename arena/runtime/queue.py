@@ -18,6 +18,8 @@ from arena.config import Settings
 JOB_FUNCTION = "arena.runtime.jobs.run_match_job"
 REFIT_FUNCTION = "arena.runtime.jobs.refit_job"
 REFIT_PENDING = "arena:{queue}:refit-pending:{game}:{players}"  # per queue: arenas may share a Redis
+LADDER_WAKE = "arena:{queue}:ladder-wake"  # a list the ladder scheduler blocks on between ticks
+LADDER_LOCK = "arena:{queue}:ladder-scheduler"  # held (with an expiry) by the one active ladder scheduler
 REFIT_OVERDUE_S = 30.0  # a delayed refit this late past its time was lost (its scheduler's worker died)
 LIVE = {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, JobStatus.DEFERRED}
 
@@ -36,11 +38,13 @@ class MatchQueue:
         self.settings = settings
         self.queue = Queue(settings.queue_name, connection=redis)
 
-    def enqueue(self, match_id: int) -> None:
+    def enqueue(self, match_id: int, at_front: bool = False) -> None:
+        """``at_front``: ahead of what waits (a new bot's first ladder match)."""
         self.queue.enqueue(
             JOB_FUNCTION,
             match_id,
             job_id=job_id(match_id),
+            at_front=at_front,
             job_timeout=self.settings.job_timeout_s,
             retry=Retry(max=3, interval=[1, 5, 15]),
             result_ttl=3600,
@@ -74,6 +78,22 @@ class MatchQueue:
 
     def refit_started(self, game: str, players: int) -> None:
         self.redis.delete(REFIT_PENDING.format(queue=self.settings.queue_name, game=game, players=players))
+
+    def wake_ladder(self) -> None:
+        """Have the ladder scheduler tick now (a bot was submitted, resumed or published a new version)."""
+        key = LADDER_WAKE.format(queue=self.settings.queue_name)
+        pipe = self.redis.pipeline()
+        pipe.rpush(key, "1")
+        pipe.expire(key, 60)
+        pipe.execute()
+
+    def wait_for_ladder_wake(self, timeout_s: float) -> bool:
+        """Block until woken or ``timeout_s`` passed; True when woken (every pending wake is used up)."""
+        key = LADDER_WAKE.format(queue=self.settings.queue_name)
+        woken = self.redis.blpop([key], timeout=max(timeout_s, 0.01)) is not None
+        if woken:
+            self.redis.delete(key)
+        return woken
 
     def is_live(self, match_id: int) -> bool:
         """True when RQ holds a job for this match that will still run (queued, started, scheduled)."""

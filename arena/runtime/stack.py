@@ -38,6 +38,7 @@ def worker_env(settings: Settings) -> dict[str, str]:
         "ARENA_REDIS_URL": settings.redis_url,
         "ARENA_SECRET_KEY": settings.secret_key,
         "ARENA_ALLOW_LOOPBACK_BOTS": "1" if settings.allow_loopback_bots else "0",
+        "ARENA_LADDER": "1" if settings.ladder else "0",
     })
     return env
 
@@ -51,6 +52,7 @@ class Stack:
     redis: EmbeddedRedis | None = None
     context: Context | None = None
     supervisor: Supervisor | None = None
+    scheduler: Supervisor | None = None  # the ladder scheduler process (ARENA_LADDER, on by default)
     server: Any = None
     stop_requested: threading.Event = field(default_factory=threading.Event)
     stopped: bool = False
@@ -96,6 +98,10 @@ class Stack:
             raise
         self.supervisor = Supervisor(worker_env(self.settings), self.workers, output=self.output)
         self.supervisor.start()
+        if self.settings.ladder:
+            self.scheduler = Supervisor(worker_env(self.settings), 1, output=self.output, label="ladder scheduler",
+                                        command=[sys.executable, "-m", "arena.cli", "ladder", "run"])
+            self.scheduler.start()
         threading.Thread(target=self.server.serve_forever, name="arena-web", daemon=True).start()
         return self.context
 
@@ -120,8 +126,15 @@ class Stack:
         if self.server is not None:  # stops accepting while the workers stop
             closing = threading.Thread(target=self.server.shutdown, name="arena-web-stop", daemon=True)
             closing.start()
+        scheduling = None
+        if self.scheduler is not None:  # alongside the workers: its tick ends within a second
+            scheduling = threading.Thread(target=self.scheduler.stop, args=(STOP_GRACE_S,),
+                                          name="arena-ladder-stop", daemon=True)
+            scheduling.start()
         if self.supervisor is not None:
             self.supervisor.stop(STOP_GRACE_S)
+        if scheduling is not None:
+            scheduling.join(timeout=STOP_GRACE_S + 1)
         if closing is not None:
             closing.join(timeout=2)
             self.server.server_close()
@@ -135,6 +148,8 @@ class Stack:
 
     def kill(self) -> None:
         """At once (second signal): every child SIGKILLed, nothing waited for."""
+        if self.scheduler is not None:
+            self.scheduler.kill()
         if self.supervisor is not None:
             self.supervisor.kill()
         if self.redis is not None:

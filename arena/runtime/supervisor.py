@@ -80,8 +80,10 @@ class Supervisor:
     """``count`` ``arena worker`` processes, kept running until :meth:`stop`."""
 
     def __init__(self, env: dict[str, str], count: int, say: Callable[[str], None] | None = None,
-                 command: list[str] | None = None, output: Callable[[str], None] | None = None) -> None:
+                 command: list[str] | None = None, output: Callable[[str], None] | None = None,
+                 label: str = "worker") -> None:
         self.env = env
+        self.label = label  # what the terminal calls these processes ("worker", "ladder scheduler")
         self.command = command or [sys.executable, "-m", "arena.cli", "worker"]
         self.say = say or (lambda line: print(f"arena: {line}", file=sys.stderr, flush=True))
         self.output = output  # given: the workers' output comes here a whole line at a time
@@ -106,7 +108,7 @@ class Supervisor:
                                      stderr=subprocess.STDOUT if piped else None, text=True, errors="replace",
                                      pass_fds=(self._lifeline_read,), process_group=0)
         if self.output is not None:
-            threading.Thread(target=self._forward, args=(slot.proc,), name=f"worker-{slot.number}-output",
+            threading.Thread(target=self._forward, args=(slot.proc,), name=f"{self.label}-{slot.number}-output",
                              daemon=True).start()
         slot.started = time.monotonic()
         slot.restart_at = None
@@ -142,10 +144,10 @@ class Supervisor:
                 delay = restart_delay(slot.quick_deaths)
                 slot.restart_at = now + delay
                 if delay:
-                    self.say(f"worker {slot.number} (pid {proc.pid}) {describe_exit(code)} {lived:.1f} s after "
+                    self.say(f"{self.label} {slot.number} (pid {proc.pid}) {describe_exit(code)} {lived:.1f} s after "
                              f"its start, {slot.quick_deaths} time(s) in a row; starting it again in {delay:.0f} s")
                 else:
-                    self.say(f"worker {slot.number} (pid {proc.pid}) {describe_exit(code)}; starting a new one")
+                    self.say(f"{self.label} {slot.number} (pid {proc.pid}) {describe_exit(code)}; starting a new one")
             if slot.proc is None and slot.restart_at is not None and now >= slot.restart_at:
                 try:
                     self._spawn(slot)
@@ -153,7 +155,7 @@ class Supervisor:
                     slot.quick_deaths += 1
                     delay = max(1.0, restart_delay(slot.quick_deaths))
                     slot.restart_at = now + delay
-                    self.say(f"worker {slot.number} could not be started ({exc}); trying again in {delay:.0f} s")
+                    self.say(f"{self.label} {slot.number} could not be started ({exc}); trying again in {delay:.0f} s")
 
     def pids(self) -> list[int]:
         return [slot.proc.pid for slot in self.slots if slot.proc is not None and slot.proc.returncode is None]

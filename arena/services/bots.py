@@ -11,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from arena.config import Settings
+from arena.services import ladder_wake
 from arena.services.errors import Conflict, Forbidden, Invalid, NotFound, require_id
 from arena.storage.db import Database
 from arena.storage.models import Account, Bot, BotStatus
@@ -126,6 +127,7 @@ def _store(session: Session, owner: Account, name: str, url: str, game: str, sec
               status=BotStatus.ACTIVE)
     session.add(bot)
     session.flush()
+    ladder_wake.wake_after_commit(session)  # the ladder places a new bot at once
     return bot
 
 

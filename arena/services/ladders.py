@@ -172,3 +172,8 @@ def board_state(session: Session, game: str, players: int, settings: Settings) -
     """The ladder of one leaderboard as its page shows it, or None when the board has no ladder."""
     ladder = ladder_for_board(session, game, players)
     return ladder_json(session, ladder, settings) if ladder is not None else None
+
+
+def ladder_names(session: Session) -> dict[int, str]:
+    """Ladder id -> "game, N players", for what the scheduler prints."""
+    return {ladder.id: f"{ladder.game}, {ladder.players} players" for ladder in list_ladders(session)}

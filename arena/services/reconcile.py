@@ -1,7 +1,9 @@
 """Make the queue agree with the database: the database is the truth about what is unfinished.
 
 After a Redis restart (the queue is gone), a worker killed mid-match (its lease expires) or a lost
-enqueue, every unfinished match of a running tournament is queued again. Enqueuing twice is harmless:
+enqueue, every unfinished match of a running tournament, and every ladder match released to the workers
+(``QUEUED``, or ``RUNNING`` with an expired lease), is queued again; a ladder match still ``SCHEDULED``
+waits for the ladder scheduler, which releases it when its bots have room. Enqueuing twice is harmless:
 the claim on the match row lets only one worker play it. A cancelled tournament's match left running by a
 dead worker is cancelled, so that its deal can be published.
 """
@@ -38,6 +40,7 @@ def reconcile(session: Session, queue: MatchQueue) -> dict[str, int]:
         elif not queue.is_live(match_id):
             queue.enqueue(match_id)
             requeued += 1
+    ladder = reconcile_ladders(session, queue, now)
     refits = 0
     for game, players in stale_boards(session):
         refits += queue.request_refit(game, players)
@@ -46,7 +49,30 @@ def reconcile(session: Session, queue: MatchQueue) -> dict[str, int]:
     for tournament_id in session.scalars(select(Tournament.id).where(Tournament.status == TournamentStatus.RUNNING)):
         finished += finish_tournament_if_done(session, tournament_id)
     return {"requeued": requeued, "expired_leases": expired, "tournaments_finished": finished,
-            "refits_requested": refits, "abandoned_cancelled": abandoned}
+            "refits_requested": refits, "abandoned_cancelled": abandoned, **ladder}
+
+
+def reconcile_ladders(session: Session, queue: MatchQueue, now: datetime | None = None) -> dict[str, int]:
+    """Ladder matches released to the workers that the queue lost (Redis restarted, the scheduler died
+    between its commit and its enqueue) or whose worker died mid-match (lease expired): queued again.
+    A paused ladder's are too: what is in flight is played."""
+    now = now or utcnow()
+    rows = session.execute(
+        select(Match.id, Match.status)
+        .where(Match.ladder_id.is_not(None),
+               or_(Match.status == MatchStatus.QUEUED,
+                   and_(Match.status == MatchStatus.RUNNING, Match.lease_until < now)))
+        .order_by(Match.id)
+    ).all()
+    requeued = expired = 0
+    for match_id, status in rows:
+        if status == MatchStatus.RUNNING:
+            queue.enqueue(match_id)
+            expired += 1
+        elif not queue.is_live(match_id):
+            queue.enqueue(match_id)
+            requeued += 1
+    return {"ladder_requeued": requeued, "ladder_expired_leases": expired}
 
 
 def _cancel_abandoned(session: Session, now: datetime) -> int:
@@ -68,6 +94,6 @@ def _cancel_abandoned(session: Session, now: datetime) -> int:
             close_deal(session, match_id)
             cancelled += 1
     for match_id in session.scalars(select(func.min(Match.id)).where(Match.status == MatchStatus.SEALED)
-                                    .group_by(Match.tournament_id, Match.seed)).all():
+                                    .group_by(Match.tournament_id, Match.ladder_id, Match.seed)).all():
         close_deal(session, match_id)  # publishes only a deal with no open match
     return cancelled

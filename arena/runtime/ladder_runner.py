@@ -1,0 +1,125 @@
+"""``arena ladder run``: the ladder scheduler process. Any number may run (``arena up`` starts one); a
+Redis lock with an expiry (redis-py's ``Lock``) makes one of them the active scheduler, renewed every tick,
+and a standby takes over within ``lock_s`` when the active one dies.
+
+The active scheduler ticks (``services.ladder_scheduler.tick``) every ``ARENA_LADDER_TICK_MS``, or at once
+when woken (``MatchQueue.wake_ladder``: a bot was submitted), and enqueues what the tick released after its
+commit. On taking the lock it first creates the configured ladders and enqueues the released ladder
+matches the queue lost (``reconcile_ladders``): the database, not Redis, says what is owed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+
+from redis.exceptions import LockError, RedisError
+from sqlalchemy.exc import SQLAlchemyError
+
+from arena.composition import Context
+from arena.runtime.queue import LADDER_LOCK, MatchQueue
+from arena.services.ladder_scheduler import TickReport, tick
+from arena.services.ladders import ensure_ladders, ladder_names
+from arena.services.reconcile import reconcile_ladders
+
+log = logging.getLogger("arena.ladder")
+
+
+class LadderRunner:
+    """One scheduler process's loop; ``ticked`` is called after every tick that did something."""
+
+    def __init__(self, context: Context, say: Callable[[str], None] | None = None,
+                 rng: random.Random | None = None) -> None:
+        if context.queue is None:
+            raise SystemExit("the ladder scheduler needs Redis: set ARENA_REDIS_URL")
+        self.context = context
+        self.queue: MatchQueue = context.queue
+        self.say = say or (lambda line: print(f"ladder: {line}", flush=True))
+        self.rng = rng or random.Random()
+        self.tick_s = context.settings.ladder_tick_ms / 1000
+        self.lock_s = max(3.0, 3 * self.tick_s)
+        self.lock = self._new_lock()
+        self.active = False
+        self.names: dict[int, str] = {}
+        self.settled: dict[int, bool] = {}
+
+    def _new_lock(self):  # type: ignore[no-untyped-def]
+        return self.queue.redis.lock(LADDER_LOCK.format(queue=self.context.settings.queue_name),
+                                     timeout=self.lock_s, blocking=False)
+
+    def run(self, stop: threading.Event) -> None:
+        """Until ``stop`` is set: stand by for the lock, then tick while holding it."""
+        while not stop.is_set():
+            try:
+                if not self.active:
+                    self.active = bool(self.lock.acquire(blocking=False))
+                    if not self.active:
+                        stop.wait(min(self.tick_s, self.lock_s / 3))
+                        continue
+                    self.take_over()
+                self.lock.reacquire()  # the expiry starts again: a dead scheduler's lock lapses in lock_s
+                self.tick_once()
+                self.queue.wait_for_ladder_wake(self.tick_s)
+            except LockError:
+                self.say("lost the scheduler lock; standing by")
+                self.active = False
+                self.lock = self._new_lock()
+            except RedisError as exc:
+                log.warning("ladder scheduler: Redis unavailable (%s); retrying in 1 s", exc)
+                self.active = False
+                self.lock = self._new_lock()
+                stop.wait(1)
+            except SQLAlchemyError as exc:
+                log.warning("ladder scheduler: database unavailable (%s); retrying in 1 s", exc)
+                stop.wait(1)
+        if self.active:
+            with contextlib.suppress(LockError, RedisError):
+                self.lock.release()
+
+    def take_over(self) -> None:
+        with self.context.db.session() as session:
+            ensure_ladders(session, self.context.settings)
+            self.names = ladder_names(session)
+            recovered = reconcile_ladders(session, self.queue)
+        self.say(f"active scheduler for {len(self.names)} ladder(s); re-queued "
+                 f"{recovered['ladder_requeued'] + recovered['ladder_expired_leases']} lost match(es)")
+
+    def tick_once(self) -> TickReport:
+        started = time.perf_counter()
+        with self.context.db.session() as session:
+            report = tick(session, self.context.settings, self.context.settings.deal_key(), self.rng)
+            if report.created or report.placements:
+                self.names = ladder_names(session)
+        for match_id in report.cancelled:
+            self.queue.cancel(match_id)
+        for match_id in report.release:  # after the commit: a worker must find the row QUEUED
+            self.queue.enqueue(match_id, at_front=match_id in report.front)
+        self._tell(report, time.perf_counter() - started)
+        return report
+
+    def _tell(self, report: TickReport, seconds: float) -> None:
+        for ladder_id, bots in report.placements:
+            self.say(f"{self.names.get(ladder_id, ladder_id)}: placing a new bot, table of bots {list(bots)}")
+        for ladder_id, settled in report.settled.items():
+            if self.settled.get(ladder_id, False) != settled and (settled or ladder_id in self.settled):
+                self.say(f"{self.names.get(ladder_id, ladder_id)}: "
+                         + ("settled, now at the maintenance rate" if settled else "unsettled, full rate"))
+            self.settled[ladder_id] = settled
+        if report.tables or report.cancelled:
+            log.info("ladder tick: %s table(s), %s released, %s cancelled in %.0f ms", report.tables,
+                     len(report.release), len(report.cancelled), seconds * 1000)
+
+
+def run_scheduler(context: Context) -> int:
+    """``arena ladder run`` until SIGTERM/SIGINT."""
+    import signal
+
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    LadderRunner(context).run(stop)
+    return 0
