@@ -144,34 +144,41 @@ def matches_per_hour(session: Session, ladder_id: int) -> int:
         Match.status.in_([MatchStatus.SEALED, MatchStatus.FINISHED, MatchStatus.VOID]))) or 0
 
 
-def ladder_json(session: Session, ladder: Ladder, settings: Settings) -> dict[str, Any]:
-    counts = dict(session.execute(select(Match.status, func.count()).where(Match.ladder_id == ladder.id)
-                                  .group_by(Match.status)).all())
+def ladder_state(session: Session, ladder: Ladder) -> dict[str, Any]:
+    """What a leaderboard page shows of its ladder: running or paused, matches per hour now, how many of its
+    bots are provisional, when the table was refitted, whether it has settled."""
     provisional, rated = session.execute(
         select(func.count().filter(Rating.provisional.is_(True)), func.count())
         .where(Rating.game == ladder.game, Rating.players == ladder.players)).one()
     fit = session.get(LeaderboardFit, (ladder.game, ladder.players))
-    bots = session.scalar(select(func.count()).select_from(Bot).where(
-        Bot.game == ladder.game, Bot.status == BotStatus.ACTIVE, Bot.paused_by.is_(None),
-        Bot.retired_at.is_(None))) or 0
     return {
         "id": ladder.id, "game": ladder.game, "players": ladder.players, "status": ladder.status,
-        "paused_reason": ladder.paused_reason, "settings": effective_settings(ladder, settings),
-        "overrides": dict(ladder.settings or {}), "tables": ladder.tables, "bots": bots,
+        "paused_reason": ladder.paused_reason, "tables": ladder.tables,
         "settled": ladder.settled_at is not None,
         "settled_at": ladder.settled_at.isoformat() if ladder.settled_at else None,
         "last_scheduled_at": ladder.last_scheduled_at.isoformat() if ladder.last_scheduled_at else None,
         "matches_per_hour": matches_per_hour(session, ladder.id),
-        "matches": {status.value: counts.get(status, 0) for status in MatchStatus},
         "rated": rated or 0, "provisional": provisional or 0,
         "refitted_at": fit.updated_at.isoformat() if fit else None,
     }
 
 
-def board_state(session: Session, game: str, players: int, settings: Settings) -> dict[str, Any] | None:
-    """The ladder of one leaderboard as its page shows it, or None when the board has no ladder."""
+def board_state(session: Session, game: str, players: int) -> dict[str, Any] | None:
+    """The ladder of one leaderboard (``ladder_state``), or None when the board has none."""
     ladder = ladder_for_board(session, game, players)
-    return ladder_json(session, ladder, settings) if ladder is not None else None
+    return ladder_state(session, ladder) if ladder is not None else None
+
+
+def ladder_json(session: Session, ladder: Ladder, settings: Settings) -> dict[str, Any]:
+    """A ladder for the API, the CLI and its page: its state, its settings and its matches by status."""
+    counts = dict(session.execute(select(Match.status, func.count()).where(Match.ladder_id == ladder.id)
+                                  .group_by(Match.status)).all())
+    bots = session.scalar(select(func.count()).select_from(Bot).where(
+        Bot.game == ladder.game, Bot.status == BotStatus.ACTIVE, Bot.paused_by.is_(None),
+        Bot.retired_at.is_(None))) or 0
+    return {**ladder_state(session, ladder), "settings": effective_settings(ladder, settings),
+            "overrides": dict(ladder.settings or {}), "bots": bots,
+            "matches": {status.value: counts.get(status, 0) for status in MatchStatus}}
 
 
 def ladder_names(session: Session) -> dict[int, str]:

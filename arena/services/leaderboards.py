@@ -24,6 +24,7 @@ from arena.ratings.outcomes import MatchOutcome
 from arena.ratings.packed import PackedLog, from_ids
 from arena.services import outcome_store
 from arena.services.errors import Invalid, NotFound
+from arena.services.ladders import board_state
 from arena.storage.db import Database
 from arena.storage.models import (
     Account,
@@ -212,7 +213,7 @@ def leaderboard(session: Session, game: str, players: int | None = None) -> dict
         "fault_rate": faults.get(bot),
     } for rank, rank_low, rank_high, bot, elo, low, high, games, los, name, owner in rows]
     return {"game": game, "players": players, "available_players": available, "entries": entries,
-            "matches": fit.matches if fit else 0,
+            "matches": fit.matches if fit else 0, "ladder": board_state(session, game, players),
             "updated_at": fit.updated_at.isoformat() if fit else None}
 
 

@@ -49,6 +49,8 @@ def match_json(match: Match, with_replay: bool = False, names: dict[int, str] | 
     data: dict[str, Any] = {
         "id": match.id,
         "tournament": match.tournament_id,
+        "ladder": match.ladder_id,
+        "kind": "tournament" if match.tournament_id else "ladder" if match.ladder_id else "single",
         "game": match.game,
         "players": match.num_players,
         "seed": match.seed if public else None,

@@ -170,8 +170,8 @@ def match_rows(session: Session, ids: list[int]) -> list[dict[str, Any]]:
     if not ids:
         return []
     matches = {row.id: dict(row._mapping) | {"seats": []} for row in session.execute(
-        select(Match.id, Match.tournament_id, Match.game, Match.num_players.label("players"), Match.status,
-               Match.steps, Match.finished_at).where(Match.id.in_(ids)))}
+        select(Match.id, Match.tournament_id, Match.ladder_id, Match.game, Match.num_players.label("players"),
+               Match.status, Match.steps, Match.finished_at).where(Match.id.in_(ids)))}
     seats = session.execute(select(MatchSeat.match_id, MatchSeat.seat, MatchSeat.bot_id, MatchSeat.rank,
                                    MatchSeat.score, MatchSeat.faults, MatchSeat.forfeited)
                             .where(MatchSeat.match_id.in_(ids)).order_by(MatchSeat.match_id, MatchSeat.seat)).all()

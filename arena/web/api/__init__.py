@@ -11,6 +11,7 @@ from arena.web.api import (  # noqa: E402,F401 - routes register themselves on t
     bots,
     errors,
     games,
+    ladders,
     leaderboards,
     matches,
     openapi,

@@ -9,6 +9,7 @@ from flask import jsonify
 
 from arena.services import tournaments as limits
 from arena.services.errors import MAX_ID
+from arena.services.ladders import REASON_CHARS, TUNABLE
 from arena.web.api import api
 
 
@@ -77,14 +78,42 @@ TOURNAMENT = {
 MATCH = {
     "type": "object", "required": ["id", "game", "players", "status", "seats"],
     "properties": {"id": {"type": "integer"}, "tournament": {"type": ["integer", "null"]},
+                   "ladder": {"type": ["integer", "null"], "description": "the ladder that chose this match"},
+                   "kind": {"type": "string", "enum": ["tournament", "ladder", "single"]},
                    "game": {"type": "string"}, "players": {"type": "integer"},
                    "seed": {"type": ["integer", "null"], "description": "null until every match of the deal is over"},
-                   "status": {"type": "string", "enum": ["queued", "running", "sealed", "finished", "void", "cancelled",
-                                                         "error"]},
+                   "status": {"type": "string", "enum": ["scheduled", "queued", "running", "sealed", "finished", "void",
+                                                         "cancelled", "error"]},
                    "result": {"type": ["object", "null"]},
                    "seats": {"type": "array", "items": {"type": "object"}},
                    "created_at": {"type": "string"}, "finished_at": {"type": ["string", "null"]},
                    "replay": {"type": ["object", "null"]}, "error": {"type": ["string", "null"]}},
+}
+LADDER_STATE = {
+    "type": "object", "required": ["id", "game", "players", "status"],
+    "properties": {"id": {"type": "integer"}, "game": {"type": "string"}, "players": {"type": "integer"},
+                   "status": {"type": "string", "enum": ["running", "paused"]},
+                   "paused_reason": {"type": ["string", "null"]}, "tables": {"type": "integer"},
+                   "settled": {"type": "boolean", "description": "every rank resolved as far as the data allow: "
+                                                                 "the ladder plays at its maintenance rate"},
+                   "settled_at": {"type": ["string", "null"]}, "last_scheduled_at": {"type": ["string", "null"]},
+                   "matches_per_hour": {"type": "integer", "description": "ladder matches finished in the last hour"},
+                   "rated": {"type": "integer"}, "provisional": {"type": "integer"},
+                   "refitted_at": {"type": ["string", "null"]}},
+}
+LADDER = {
+    "type": "object", "required": [*LADDER_STATE["required"], "settings"],
+    "properties": {**LADDER_STATE["properties"],
+                   "settings": {"type": "object", "description": "in effect: the arena's defaults with overrides"},
+                   "overrides": {"type": "object"}, "bots": {"type": "integer"},
+                   "matches": {"type": "object", "description": "the ladder's matches by status"}},
+}
+LADDER_PAUSE = {"type": "object", "additionalProperties": False,
+                "properties": {"reason": {"type": "string", "maxLength": REASON_CHARS}}}
+LADDER_TUNE = {
+    "type": "object", "additionalProperties": False, "minProperties": 1,
+    "properties": {name: {"type": "integer" if name == "time_limit_ms" else ["integer", "null"],
+                          "minimum": low, "maximum": high} for name, (low, high) in TUNABLE.items()},
 }
 LEADERBOARD = {
     "type": "object", "required": ["game", "players", "entries"],
@@ -99,7 +128,9 @@ LEADERBOARD = {
                                       "elo": {"type": "number"}, "elo_low": {"type": "number"},
                                       "elo_high": {"type": "number"}, "games": {"type": "integer"},
                                       "live_elo": {"type": "number"}, "los_next": {"type": ["number", "null"]},
-                                      "fault_rate": {"type": ["number", "null"]}}}}},
+                                      "fault_rate": {"type": ["number", "null"]}}}},
+                   "ladder": {"oneOf": [LADDER_STATE, {"type": "null"}],
+                              "description": "this leaderboard's ladder, if it has one"}},
 }
 
 
@@ -138,12 +169,13 @@ def spec() -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
         "info": {"title": "Bot arena API", "version": "1.0.0",
-                 "description": "Accounts, bots, tournaments, matches, leaderboards. See docs/api.md."},
+                 "description": "Accounts, bots, tournaments, ladders, matches, leaderboards. See docs/api.md."},
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
             "schemas": {"Error": ERROR, "AccountCreate": ACCOUNT_CREATE, "BotCreate": BOT_CREATE,
                         "BotUpdate": BOT_UPDATE, "TournamentCreate": TOURNAMENT_CREATE, "Bot": BOT,
-                        "Tournament": TOURNAMENT, "Match": MATCH, "Leaderboard": LEADERBOARD},
+                        "Tournament": TOURNAMENT, "Match": MATCH, "Leaderboard": LEADERBOARD, "Ladder": LADDER,
+                        "LadderPause": LADDER_PAUSE, "LadderTune": LADDER_TUNE},
         },
         "paths": {
             "/api/games": {"get": _op("registered games", 200, {"type": "array", "items": {"type": "object"}})},
@@ -189,6 +221,22 @@ def spec() -> dict[str, Any]:
                              _query("bot", {"type": "integer", "minimum": 1, "maximum": MAX_ID}), limit])},
             "/api/matches/{match_id}": {"get": _op(
                 "result and replay", 200, {"$ref": "#/components/schemas/Match"}, 404, params=[_path_id("match_id")])},
+            "/api/ladders": {"get": _op(
+                "every ladder (one per game and player count) with its state", 200,
+                {"type": "array", "items": {"$ref": "#/components/schemas/Ladder"}})},
+            "/api/ladders/{ladder_id}": {"get": _op(
+                "one ladder", 200, {"$ref": "#/components/schemas/Ladder"}, 404, params=[_path_id("ladder_id")])},
+            "/api/ladders/{ladder_id}/pause": {"post": _op(
+                "schedule no new table (organizers); owed rotations are still played", 200,
+                {"$ref": "#/components/schemas/Ladder"}, 400, 401, 403, 404, 413, 422, body="LadderPause", auth=True,
+                params=[_path_id("ladder_id")])},
+            "/api/ladders/{ladder_id}/resume": {"post": _op(
+                "schedule again (organizers)", 200, {"$ref": "#/components/schemas/Ladder"}, 401, 403, 404, auth=True,
+                params=[_path_id("ladder_id")])},
+            "/api/ladders/{ladder_id}/settings": {"patch": _op(
+                "tune a ladder (organizers): an integer sets, null restores the arena's default", 200,
+                {"$ref": "#/components/schemas/Ladder"}, 400, 401, 403, 404, 413, 422, body="LadderTune", auth=True,
+                params=[_path_id("ladder_id")])},
             "/api/leaderboards/{game}": {"get": _op(
                 "Elo with 95% intervals", 200, {"$ref": "#/components/schemas/Leaderboard"}, 404, 422,
                 params=[{"name": "game", "in": "path", "required": True, "schema": {"type": "string"}},

@@ -31,6 +31,7 @@ from arena.web.pages import (  # noqa: E402,F401 - routes register themselves on
     docs,
     errors,
     home,
+    ladders,
     leaderboards,
     matches,
     tournaments,

@@ -101,3 +101,28 @@ class TournamentForm(FlaskForm):
         return {"game": self.game.data, "seats": self.seats.data, "cycles": self.cycles.data,
                 "time_limit_ms": self.time_limit_ms.data, "seed": self.seed.data, "deals": self.deals.data,
                 "bots": list(self.bots.data or []), "params": getattr(self.params, "parsed", {})}
+
+
+class LadderPauseForm(FlaskForm):
+    reason = StringField("Reason (shown on the ladder's page)", validators=[Optional(), Length(0, 500)])
+
+
+class LadderResumeForm(FlaskForm):
+    """Only the CSRF token."""
+
+
+class LadderTuneForm(FlaskForm):
+    """Each field empty: the arena's default (``ARENA_LADDER_*``); the service checks the ranges."""
+
+    per_hour = IntegerField("Matches per hour", validators=[Optional()])
+    maintenance_per_hour = IntegerField("Matches per hour once settled", validators=[Optional()])
+    in_flight = IntegerField("Matches in flight at once", validators=[Optional()])
+    weight = IntegerField("Share against other ladders (weight)", validators=[Optional()])
+    time_limit_ms = IntegerField("Decision time (ms)", validators=[Optional()])
+
+    def changes(self) -> dict[str, Any]:
+        values = {name: getattr(self, name).data for name in
+                  ("per_hour", "maintenance_per_hour", "in_flight", "weight")}
+        if self.time_limit_ms.data is not None:
+            values["time_limit_ms"] = self.time_limit_ms.data
+        return values
