@@ -55,6 +55,13 @@ class Settings:
     log_json: bool = False
     docs_dir: str = ""  # empty: the repository's docs/ folder (set it for installs outside the repository)
     proxy_hops: int = 0  # reverse proxies in front of the web app whose X-Forwarded-* headers to trust
+    # Probation and owner limits on the ladder (arena/services/probation.py, arena/services/bot_owner.py)
+    ladder_fault_rate: float = 0.5  # share of recent ladder matches with faults that puts a bot on probation
+    ladder_fault_window: int = 10  # how many of its latest ladder matches are looked at
+    ladder_fault_min_matches: int = 4  # fewer matches than this since its last resume: never judged
+    ladder_recheck_s: int = 60  # first re-check of a bot on probation; doubles with every strike
+    ladder_recheck_max_s: int = 6 * 3600  # the back-off never waits longer than this
+    ladder_max_capacity: int = 4  # the most concurrent ladder matches an owner may allow one bot
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -104,6 +111,8 @@ def _convert(name: str, raw: str, kind: Any) -> Any:
             return _BOOL[raw.strip().lower()]
         if kind in (int, "int"):
             return int(raw)
+        if kind in (float, "float"):
+            return float(raw)
         if kind in (Path, "Path"):
             return Path(raw)
     except (KeyError, ValueError):
@@ -136,6 +145,11 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
             raise ConfigError(f"ARENA_{name.upper()}: {exc}") from None
     if settings.deal_secret and len(settings.deal_secret) < MIN_DEAL_SECRET:
         raise ConfigError(f"ARENA_DEAL_SECRET must be at least {MIN_DEAL_SECRET} characters")
+    if not 0 < settings.ladder_fault_rate <= 1:
+        raise ConfigError(f"ARENA_LADDER_FAULT_RATE must be in (0, 1], not {settings.ladder_fault_rate}")
+    if min(settings.ladder_fault_window, settings.ladder_fault_min_matches, settings.ladder_recheck_s,
+           settings.ladder_max_capacity) < 1:
+        raise ConfigError("ARENA_LADDER_FAULT_WINDOW, _FAULT_MIN_MATCHES, _RECHECK_S and _MAX_CAPACITY must be >= 1")
     if settings.session_days < 1:
         raise ConfigError(f"ARENA_SESSION_DAYS must be at least 1, not {settings.session_days}")
     if settings.production and settings.secret_key and not settings.deal_secret:  # every host derives the same key
