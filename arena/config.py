@@ -62,8 +62,14 @@ class Settings:
     ladder_in_flight: int = 8  # ladder matches queued or running at once, over every ladder
     ladder_per_hour: int = 3600  # ladder matches created per hour, over every ladder
     ladder_maintenance_per_hour: int = 30  # per ladder, once its leaderboard has settled
-    ladder_capacity_cap: int = 4  # the most concurrent matches an owner (or a bot's GET /) may ask for
     ladder_tick_ms: int = 1000  # the scheduler looks again at least this often (a new bot wakes it at once)
+    # Probation and owner limits on the ladder (arena/services/probation.py, arena/services/bot_owner.py)
+    ladder_fault_rate: float = 0.5  # share of recent ladder matches with faults that puts a bot on probation
+    ladder_fault_window: int = 10  # how many of its latest ladder matches are looked at
+    ladder_fault_min_matches: int = 4  # fewer matches than this since its last resume: never judged
+    ladder_recheck_s: int = 60  # first re-check of a bot on probation; doubles with every strike
+    ladder_recheck_max_s: int = 6 * 3600  # the back-off never waits longer than this
+    ladder_max_capacity: int = 4  # the most concurrent ladder matches an owner may allow one bot
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -121,6 +127,8 @@ def _convert(name: str, raw: str, kind: Any) -> Any:
             return _BOOL[raw.strip().lower()]
         if kind in (int, "int"):
             return int(raw)
+        if kind in (float, "float"):
+            return float(raw)
         if kind in (Path, "Path"):
             return Path(raw)
     except (KeyError, ValueError):
@@ -160,9 +168,14 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
     except ValueError:
         raise ConfigError(f"ARENA_LADDER_PLAYERS must be player counts like '3' or '3,4,6', "
                           f"not {settings.ladder_players!r}") from None
-    for name in ("ladder_in_flight", "ladder_capacity_cap", "ladder_tick_ms"):
+    for name in ("ladder_in_flight", "ladder_tick_ms"):
         if getattr(settings, name) < 1:
             raise ConfigError(f"ARENA_{name.upper()} must be at least 1")
+    if not 0 < settings.ladder_fault_rate <= 1:
+        raise ConfigError(f"ARENA_LADDER_FAULT_RATE must be in (0, 1], not {settings.ladder_fault_rate}")
+    if min(settings.ladder_fault_window, settings.ladder_fault_min_matches, settings.ladder_recheck_s,
+           settings.ladder_max_capacity) < 1:
+        raise ConfigError("ARENA_LADDER_FAULT_WINDOW, _FAULT_MIN_MATCHES, _RECHECK_S and _MAX_CAPACITY must be >= 1")
     if settings.session_days < 1:
         raise ConfigError(f"ARENA_SESSION_DAYS must be at least 1, not {settings.session_days}")
     if settings.production and settings.secret_key and not settings.deal_secret:  # every host derives the same key

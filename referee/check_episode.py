@@ -35,6 +35,7 @@ class Budget:
 
     tc: TimeControls
     signed: bool = True  # requests carry a signature under a real secret
+    admission: bool = False  # a health check: the bot may not have been given the secret yet
     asks_per_kind: int = ASKS_PER_KIND
     stop_at: float = float("inf")  # perf_counter time after which no new call starts
     faults: int = 0
@@ -165,7 +166,8 @@ def _judge(game: Any, state: Any, seat: int, turn: int, reply: Reply, asked: _As
 
 
 def _fix(reply: Reply, path: str, budget: Budget) -> str:
-    return fault_fix(reply, path, budget.tc.decision_ms, budget.tc.max_response_bytes, budget.signed)
+    return fault_fix(reply, path, budget.tc.decision_ms, budget.tc.max_response_bytes, budget.signed,
+                     budget.admission)
 
 
 def _report_kind(report: CheckReport, game_name: str, kind: str, asked: _Asked, tc: TimeControls) -> None:

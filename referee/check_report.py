@@ -84,15 +84,24 @@ _STATUS_FIXES = {
 }
 
 
-def fault_fix(reply: Reply, path: str, decision_ms: int, max_bytes: int, signed: bool = True) -> str:
+ADMISSION_SIGNATURE_FIX = ("the bot checks signatures: start it without a secret first (a new bot learns its secret "
+                           "only once it is registered), or give it the secret the arena showed for this bot "
+                           "(rotate it on the My bots page if it is lost)")
+
+
+def fault_fix(reply: Reply, path: str, decision_ms: int, max_bytes: int, signed: bool = True,
+              admission: bool = False) -> str:
     """What to change in the bot so this fault goes away, in the bot author's words. ``signed``: the
-    request carried a signature under a secret (False: the check was run without one)."""
+    request carried a signature under a secret (False: the check was run without one). ``admission``:
+    a health check, signed with a secret the bot may not have been given yet."""
     fault = reply.fault
     assert fault is not None
     if fault.kind == FaultKind.HTTP_STATUS:
         status = reply.status or 0
         if status in (401, 403) and not signed:
             return "the bot wants signed requests: run the check with --secret S, S being the secret the bot has"
+        if status in (401, 403) and admission:
+            return ADMISSION_SIGNATURE_FIX
         if status in _STATUS_FIXES:
             return _STATUS_FIXES[status]
         if 300 <= status < 400:
@@ -125,15 +134,49 @@ _ANSWER_FAULTS = {
 }
 
 
+_CONNECTION_WORDS = (  # what the transport's message names (exception type) -> what happened, in words
+    ("ConnectionRefused", "connection refused at the bot's address: nothing listens on that host and port"),
+    ("ResolveTimeout", "the bot's host name took too long to resolve"),
+    ("ResolveFailed", "the bot's host name does not resolve to an address"),
+    ("gaierror", "the bot's host name does not resolve to an address"),
+    ("ConnectionReset", "the bot's side reset the connection"),
+    ("RemoteDisconnected", "the bot closed the connection without answering"),
+    ("IncompleteRead", "the bot closed the connection in the middle of its answer"),
+    ("SSL", "the TLS handshake failed (https:// to a plain HTTP bot, or the reverse?)"),
+    ("BadStatusLine", "the answer is not HTTP (https:// expected, or another protocol on that port?)"),
+    ("NoRoute", "no route to the bot's address"),
+    ("Unreachable", "no route to the bot's address"),
+)
+
+
+def connection_words(message: str) -> str:
+    """A connection fault in words; the arena's own classification, never the bot's text."""
+    for marker, words in _CONNECTION_WORDS:
+        if marker in message:
+            return words
+    return "the arena could not hold a connection to the bot's address"
+
+
 def fault_detail(reply: Reply) -> str:
-    """The fault's kind and status code; the guard's own message for a refused address (it quotes the
-    arena's rule, not the bot)."""
+    """The fault's kind and status code, with what happened in words; the guard's own message for a
+    refused address (it quotes the arena's rule, not the bot)."""
     fault = reply.fault
     assert fault is not None
     if fault.kind == FaultKind.UNSAFE_URL:
         return f"{fault.kind}: {fault.message}"
     if fault.kind in _ANSWER_FAULTS:
         return f"{fault.kind}: {_ANSWER_FAULTS[fault.kind]}"
+    if fault.kind == FaultKind.CONNECTION:
+        return f"{fault.kind}: {connection_words(fault.message)}"
     status = f" (HTTP {reply.status})" if reply.status is not None else ""
-    timing = f" after {fault.latency_ms:.0f} ms" if fault.kind == FaultKind.TIMEOUT else ""
-    return f"{fault.kind}{status}{timing}"
+    if fault.kind == FaultKind.TIMEOUT:
+        return f"{fault.kind} after {fault.latency_ms:.0f} ms: no complete answer within the time limit"
+    if fault.kind == FaultKind.HTTP_STATUS and reply.status in (401, 403):
+        return f"{fault.kind}{status}: answered {reply.status}, the bot refused the arena's signed request"
+    if fault.kind == FaultKind.HTTP_STATUS:
+        return f"{fault.kind}{status}: answered {reply.status} instead of 2xx"
+    if fault.kind == FaultKind.BAD_JSON:
+        return f"{fault.kind}{status}: the answer is not JSON"
+    if fault.kind == FaultKind.TOO_LARGE:
+        return f"{fault.kind}{status}: the answer is larger than the arena accepts"
+    return f"{fault.kind}{status}"

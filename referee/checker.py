@@ -54,9 +54,11 @@ def check_protocol(url: str, secret: str = "", games: Sequence[str] | None = Non
     clients = [check_url]
     try:
         asker = Asker(pool, watchdog)
-        declared = _identity(check_url, watchdog, identity_ms, tc, report)
+        admission = probe_signatures is False
+        declared = _identity(check_url, watchdog, identity_ms, tc, report, admission)
         if declared is not None:
-            budget = Budget(tc, signed=bool(secret), asks_per_kind=asks_per_kind, stop_at=began + max_seconds)
+            budget = Budget(tc, signed=bool(secret), admission=admission, asks_per_kind=asks_per_kind,
+                            stop_at=began + max_seconds)
             chosen = _choose_games(declared, games, report)
             for name in chosen:
                 seats = GAMES[name].spec.min_players
@@ -83,13 +85,14 @@ def check_protocol(url: str, secret: str = "", games: Sequence[str] | None = Non
 
 
 def _identity(client: BotClient, watchdog: Watchdog, identity_ms: int, tc: TimeControls,
-              report: CheckReport) -> list[str] | None:
+              report: CheckReport, admission: bool = False) -> list[str] | None:
     """``GET /`` against the bot_info schema; the declared games, or None when nothing else can run."""
     reply = client.call(watchdog, "GET", "/", None, {}, identity_ms / 1000)
     report.latency_ms["identity"] = round(reply.latency_ms, 3)
     if reply.fault is not None:
         report.add("GET /", Status.FAIL, fault_detail(reply), fault_fix(reply, "GET /", identity_ms,
-                                                                       tc.max_response_bytes, bool(client.secret)))
+                                                                       tc.max_response_bytes, bool(client.secret),
+                                                                       admission))
         return None
     try:
         jsonschema.validate(reply.data, protocol.schema("bot_info"))

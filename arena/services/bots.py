@@ -11,7 +11,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from arena.config import Settings
-from arena.services import ladder_wake
+from arena.services import bot_events, ladder_wake
+from arena.services.bot_events import BotEventKind, iso
 from arena.services.errors import Conflict, Forbidden, Invalid, NotFound, require_id
 from arena.storage.db import Database
 from arena.storage.models import Account, Bot, BotStatus
@@ -47,7 +48,14 @@ def bot_json(bot: Bot, viewer: Account | None) -> dict[str, Any]:
         "status": bot.status,
         "version": bot.info.get("version"),
         "author": bot.info.get("author"),
-        "created_at": bot.created_at.isoformat(),
+        "created_at": iso(bot.created_at),
+        "version_number": bot.version,
+        "lineage_id": bot.lineage_id or bot.id,
+        "retired_at": iso(bot.retired_at),
+        "paused_by": bot.paused_by,
+        "paused_reason": bot.paused_reason,
+        "recheck_at": iso(bot.recheck_at),
+        "capacity": bot.capacity,
     }
     if viewer is not None and viewer.id == bot.owner_id:
         data["url"] = bot.url
@@ -106,8 +114,10 @@ def _name_free(session: Session, owner_id: int, name: str, bot_id: int | None = 
     query = select(Bot.id).where(Bot.owner_id == owner_id, Bot.name == name)
     if bot_id is not None:
         query = query.where(Bot.id != bot_id)
-    if session.scalar(query) is not None:
-        raise Conflict(f"you already have a bot called {name!r}")
+    taken = session.execute(query.add_columns(Bot.retired_at)).first()
+    if taken is not None:
+        hint = ": it is retired; publish a new version of it to bring it back" if taken.retired_at else ""
+        raise Conflict(f"you already have a bot called {name!r}{hint}")
 
 
 def _health(url: str, secret: str, game: str, settings: Settings, health_check: HealthCheck,
@@ -196,6 +206,8 @@ def _owned_by_id(session: Session, bot_id: int, account_id: int) -> Bot:
 def _checked_changes(session: Session, bot: Bot, changes: dict[str, Any]) -> tuple[str, str]:
     """The bot's name and URL after ``changes``, validated (reads only)."""
     unknown = sorted(set(changes) - {"name", "url", "status"})
+    if bot.retired_at is not None and changes:
+        raise Conflict(f"{bot.name} is retired: publish a new version to bring it back")
     if unknown:
         raise Invalid(f"unknown field(s) {unknown}; you may change name, url and status")
     name, url, _ = _validate(changes.get("name", bot.name), changes.get("url", bot.url), bot.game)
@@ -208,19 +220,22 @@ def _checked_changes(session: Session, bot: Bot, changes: dict[str, Any]) -> tup
 
 def _apply(session: Session, bot: Bot, changes: dict[str, Any], name: str, url: str,
            info: dict[str, Any] | None) -> Bot:
-    if "status" in changes:
+    if "status" in changes and changes["status"] != bot.status:
         bot.status = changes["status"]
+        kind = BotEventKind.RESUMED if bot.status == BotStatus.ACTIVE else BotEventKind.PAUSED
+        bot_events.record(session, bot, kind, by="owner")
     bot.name = name
     if info is not None:
+        if url != bot.url:  # same version, same leaderboard entry: a move of hosts, kept in its log
+            bot_events.record(session, bot, BotEventKind.URL_MOVED, old_url=bot.url, new_url=url)
         bot.url, bot.info = url, info
     session.flush()
     return bot
 
 
 def delete_bot(session: Session, bot_id: int, account: Account) -> None:
-    """Retire a bot: it keeps its history (matches, ratings) but plays no more."""
-    bot = _owned(session, bot_id, account)
-    bot.status = BotStatus.DISABLED
-    bot.name = f"{bot.name} (deleted {bot.id})"[:80]
-    bot.url = "http://deleted.invalid"
-    session.flush()
+    """Retire a bot: it keeps its name, page, history (matches, ratings) but plays no more
+    (``bot_versions.retire``; a new version brings it back as a new entry)."""
+    from arena.services.bot_versions import retire  # bot_versions builds on this module
+
+    retire(session, _owned(session, bot_id, account))

@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session
 from arena.config import Settings
 from arena.domain.ladder_planner import Entrant, Table, board_settled, choose_tables, pair_key, share_slots
 from arena.domain.schedules import table_seeds
+from arena.services.bot_owner import effective_capacity as capacity
 from arena.services.ladders import effective_settings
 from arena.services.publication import close_deal
 from arena.storage.models import Bot, BotStatus, Ladder, LadderStatus, Match, MatchSeat, MatchStatus, Rating, utcnow
@@ -64,16 +65,6 @@ class Load:
     active: Counter[int] = field(default_factory=Counter)  # bot -> matches queued (ladder) or running (any)
     ladder_active: Counter[int] = field(default_factory=Counter)  # ladder -> matches queued or running
     open_tables: int = 0
-
-
-def capacity(bot: Bot, settings: Settings) -> int:
-    """How many matches the bot may play at once: its owner's setting, lowered (never raised) by what its
-    ``GET /`` declared, within the arena's cap."""
-    declared = bot.info.get("capacity") if isinstance(bot.info, dict) else None
-    chosen = bot.capacity or 1
-    if isinstance(declared, int) and not isinstance(declared, bool) and declared >= 1:
-        chosen = min(chosen, declared)
-    return max(1, min(chosen, settings.ladder_capacity_cap))
 
 
 def eligible(bot: Bot) -> bool:

@@ -46,6 +46,8 @@ signup_limit = limiter.shared_limit(signup_rate, scope="signup", methods=["POST"
 bot_limit = limiter.shared_limit(bot_rate, scope="bot-submission", methods=["POST"])
 # A changed URL costs a health check like a submission; changes have a budget of their own.
 bot_change_limit = limiter.shared_limit(bot_rate, scope="bot-change", methods=["PATCH"])
+# A new version or a resume from probation health-checks the bot too: the same budget as URL changes.
+bot_check_limit = limiter.shared_limit(bot_rate, scope="bot-change", methods=["POST"])
 tournament_limit = limiter.shared_limit(tournament_rate, scope="tournament-creation", methods=["POST"])
 
 

@@ -114,7 +114,7 @@ def test_capacity_bounds_open_tables_and_matches_in_flight(context, ladder_setti
         assert capacity(bot, ladder_settings) == 1
         bot.capacity = 99
         bot.info = {}
-        assert capacity(bot, ladder_settings) == ladder_settings.ladder_capacity_cap
+        assert capacity(bot, ladder_settings) == ladder_settings.ladder_max_capacity
 
 
 def test_a_killed_tick_leaves_nothing(context, ladder_settings, monkeypatch) -> None:

@@ -1,16 +1,18 @@
-"""The bot registry over HTTP: submit (health-checked), list, show, change and retire."""
+"""The bot registry over HTTP: submit (health-checked), list, show, change and retire; and what an owner
+does on the ladder: versions, pause and resume, capacity, a new secret, the bot's event log."""
 
 from __future__ import annotations
 
 from flask import jsonify, request
 from sqlalchemy.orm import Session
 
+from arena.services import bot_owner, bot_status, bot_versions
 from arena.services import bots as service
 from arena.web.api import api
 from arena.web.api.common import current_account, int_arg, json_body
-from arena.web.api.openapi import BOT_CREATE, BOT_UPDATE
+from arena.web.api.openapi import BOT_CAPACITY, BOT_CREATE, BOT_PAUSE, BOT_UPDATE, BOT_VERSION
 from arena.web.context import context, unit_of_work
-from arena.web.ratelimit import bot_change_limit, bot_limit
+from arena.web.ratelimit import bot_change_limit, bot_check_limit, bot_limit
 from referee.games import GAMES
 
 
@@ -43,7 +45,7 @@ def list_bots():  # type: ignore[no-untyped-def]
 def show_bot(bot_id: int):  # type: ignore[no-untyped-def]
     with unit_of_work() as session:
         viewer = current_account(session, required=False)
-        return jsonify(service.bot_json(service.get_bot(session, bot_id), viewer))
+        return jsonify(bot_status.bot_detail(session, service.get_bot(session, bot_id), viewer))
 
 
 @api.patch("/bots/<int:bot_id>")
@@ -67,3 +69,74 @@ def retire_bot(bot_id: int):  # type: ignore[no-untyped-def]
     with unit_of_work() as session:
         service.delete_bot(session, bot_id, current_account(session))
     return "", 204
+
+
+@api.post("/bots/<int:bot_id>/retire")
+def retire_bot_post(bot_id: int):  # type: ignore[no-untyped-def]
+    with unit_of_work() as session:
+        account = current_account(session)
+        service.delete_bot(session, bot_id, account)
+        return jsonify(service.bot_json(service.get_bot(session, bot_id), account))
+
+
+@api.get("/bots/<int:bot_id>/versions")
+def bot_versions_list(bot_id: int):  # type: ignore[no-untyped-def]
+    with unit_of_work() as session:
+        return jsonify(bot_status.versions_json(session, service.get_bot(session, bot_id)))
+
+
+@api.post("/bots/<int:bot_id>/versions")
+@bot_check_limit
+def publish_version(bot_id: int):  # type: ignore[no-untyped-def]
+    ctx = context()
+    with unit_of_work(readonly=True) as session:  # who asks first: no body is read for a stranger
+        account_id = _account_id(session)
+    body = json_body(BOT_VERSION)
+    data = bot_versions.publish_version(ctx.db, bot_id, account_id, body.get("url"), ctx.settings, ctx.health_check)
+    return jsonify(data), 201
+
+
+@api.post("/bots/<int:bot_id>/pause")
+def pause_bot(bot_id: int):  # type: ignore[no-untyped-def]
+    with unit_of_work() as session:
+        account = current_account(session)
+        body = json_body(BOT_PAUSE) if request.get_data(cache=True) else {}
+        return jsonify(service.bot_json(bot_owner.pause(session, bot_id, account, body.get("reason")), account))
+
+
+@api.post("/bots/<int:bot_id>/resume")
+@bot_check_limit
+def resume_bot(bot_id: int):  # type: ignore[no-untyped-def]
+    ctx = context()
+    with unit_of_work(readonly=True) as session:
+        account_id = _account_id(session)
+    return jsonify(bot_owner.resume(ctx.db, bot_id, account_id, ctx.settings, ctx.health_check))
+
+
+@api.post("/bots/<int:bot_id>/capacity")
+def set_capacity(bot_id: int):  # type: ignore[no-untyped-def]
+    with unit_of_work() as session:
+        account = current_account(session)
+        body = json_body(BOT_CAPACITY)
+        bot = bot_owner.set_capacity(session, bot_id, account, body["capacity"], context().settings)
+        return jsonify(service.bot_json(bot, account))
+
+
+@api.post("/bots/<int:bot_id>/secret")
+def rotate_secret(bot_id: int):  # type: ignore[no-untyped-def]
+    with unit_of_work() as session:
+        account = current_account(session)
+        bot, secret = bot_owner.rotate_secret(session, bot_id, account)
+        response = jsonify(service.bot_json(bot, account) | {"secret": secret})
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@api.get("/bots/<int:bot_id>/events")
+def bot_events_list(bot_id: int):  # type: ignore[no-untyped-def]
+    limit = int_arg("limit", 30, 1, 200)
+    with unit_of_work() as session:
+        viewer = current_account(session, required=False)
+        bot = service.get_bot(session, bot_id)
+        owner_view = viewer is not None and viewer.id == bot.owner_id
+        return jsonify(bot_status.events_json(session, bot, owner_view, limit or 30))

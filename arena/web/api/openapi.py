@@ -33,6 +33,16 @@ BOT_UPDATE = {
     "properties": {"name": NAME, "url": {"type": "string", "minLength": 1, "maxLength": 2000},
                    "status": {"enum": ["active", "disabled"]}},
 }
+BOT_VERSION = {
+    "type": "object", "additionalProperties": False,
+    "properties": {"url": {"type": "string", "minLength": 1, "maxLength": 2000,
+                           "description": "the new version's URL; leave it out to declare the same URL new"}},
+}
+BOT_PAUSE = {"type": "object", "additionalProperties": False,
+             "properties": {"reason": {"type": "string", "maxLength": 200}}}
+BOT_CAPACITY = {"type": "object", "additionalProperties": False, "required": ["capacity"],
+                "properties": {"capacity": {"type": "integer", "minimum": 1, "maximum": 64,
+                                            "description": "at most ARENA_LADDER_MAX_CAPACITY"}}}
 TOURNAMENT_CREATE = {
     "type": "object", "additionalProperties": False, "required": ["game", "bots"],
     "properties": {
@@ -56,6 +66,15 @@ BOT = {
                    "game": {"type": "string"}, "status": {"type": "string"}, "version": {"type": ["string", "null"]},
                    "author": {"type": ["string", "null"]}, "created_at": {"type": "string"},
                    "url": {"type": "string"}, "secret": {"type": "string"},
+                   "version_number": {"type": "integer", "description": "1 for the first version of a bot"},
+                   "lineage_id": {"type": "integer", "description": "the first version's id"},
+                   "retired_at": {"type": ["string", "null"]}, "paused_by": {"enum": ["owner", "probation", None]},
+                   "paused_reason": {"type": ["string", "null"]}, "recheck_at": {"type": ["string", "null"]},
+                   "capacity": {"type": "integer"},
+                   "ladder": {"type": "object", "properties": {
+                       "state": {"enum": ["placing", "active", "paused", "retired"]}, "reason": {"type": "string"}}},
+                   "rating": {"type": ["object", "null"]},
+                   "versions": {"type": "array", "items": {"type": "object"}},
                    "warnings": {"type": "array", "items": {"type": "string"},
                                 "description": "at submission: what the health check found that costs the bot time "
                                                "or safety but no fault, with fixes (as arena check prints)"}},
@@ -173,7 +192,8 @@ def spec() -> dict[str, Any]:
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
             "schemas": {"Error": ERROR, "AccountCreate": ACCOUNT_CREATE, "BotCreate": BOT_CREATE,
-                        "BotUpdate": BOT_UPDATE, "TournamentCreate": TOURNAMENT_CREATE, "Bot": BOT,
+                        "BotUpdate": BOT_UPDATE, "BotVersion": BOT_VERSION, "BotPause": BOT_PAUSE,
+                        "BotCapacity": BOT_CAPACITY, "TournamentCreate": TOURNAMENT_CREATE, "Bot": BOT,
                         "Tournament": TOURNAMENT, "Match": MATCH, "Leaderboard": LEADERBOARD, "Ladder": LADDER,
                         "LadderPause": LADDER_PAUSE, "LadderTune": LADDER_TUNE},
         },
@@ -202,6 +222,32 @@ def spec() -> dict[str, Any]:
                 "delete": _op("retire a bot (owner only)", 204, None, 401, 403, 404, auth=True,
                               params=[_path_id("bot_id")]),
             },
+            "/api/bots/{bot_id}/versions": {
+                "get": _op("every version of the bot, oldest first", 200,
+                           {"type": "array", "items": {"type": "object"}}, 404, params=[_path_id("bot_id")]),
+                "post": _op("publish a new version (owner): a new leaderboard entry, provisional; the old one is "
+                            "retired", 201, {"$ref": "#/components/schemas/Bot"}, 400, 401, 403, 404, 409, 413, 422,
+                            429, body="BotVersion", auth=True, params=[_path_id("bot_id")]),
+            },
+            "/api/bots/{bot_id}/pause": {"post": _op(
+                "take the bot off the ladder until you resume it (owner)", 200, {"$ref": "#/components/schemas/Bot"},
+                400, 401, 403, 404, 409, 413, 422, body="BotPause", auth=True, params=[_path_id("bot_id")])},
+            "/api/bots/{bot_id}/resume": {"post": _op(
+                "back on the ladder (owner); a bot on probation is health-checked first", 200,
+                {"$ref": "#/components/schemas/Bot"}, 401, 403, 404, 409, 422, 429, auth=True,
+                params=[_path_id("bot_id")])},
+            "/api/bots/{bot_id}/capacity": {"post": _op(
+                "how many ladder matches the bot may play at once (owner)", 200, {"$ref": "#/components/schemas/Bot"},
+                400, 401, 403, 404, 409, 413, 422, body="BotCapacity", auth=True, params=[_path_id("bot_id")])},
+            "/api/bots/{bot_id}/secret": {"post": _op(
+                "a new signing secret, answered once (owner)", 200, {"$ref": "#/components/schemas/Bot"},
+                401, 403, 404, 409, auth=True, params=[_path_id("bot_id")])},
+            "/api/bots/{bot_id}/retire": {"post": _op(
+                "retire the bot from the ladder for good (owner); same as DELETE", 200,
+                {"$ref": "#/components/schemas/Bot"}, 401, 403, 404, auth=True, params=[_path_id("bot_id")])},
+            "/api/bots/{bot_id}/events": {"get": _op(
+                "the bot's log: URL moves, pauses, probation, versions (URLs only to the owner)", 200,
+                {"type": "array", "items": {"type": "object"}}, 404, 422, params=[_path_id("bot_id"), limit])},
             "/api/tournaments": {
                 "get": _op("list tournaments", 200,
                            {"type": "array", "items": {"$ref": "#/components/schemas/Tournament"}}, 422,

@@ -1,0 +1,100 @@
+"""A bot's log outside its matches (``bot_events``): URL moved, paused, resumed, probation, re-checks,
+versions, retirement, secret rotated, capacity. Written in the transaction of the change it records."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from arena.services import ladder_wake
+from arena.storage.models import Bot, BotEvent, utcnow
+
+
+class BotEventKind(StrEnum):
+    URL_MOVED = "url_moved"  # detail: old_url, new_url (shown to the owner only)
+    PAUSED = "paused"  # by the owner; detail: by
+    RESUMED = "resumed"  # detail: by ("owner" | "probation": a re-check passed)
+    PROBATION = "probation"  # put on probation; detail: reason, strikes, recheck_at
+    RECHECK_FAILED = "recheck_failed"  # still unhealthy; detail: problems, strikes, recheck_at
+    VERSION_PUBLISHED = "version_published"  # detail: version, from_bot_id | to_bot_id
+    RETIRED = "retired"  # detail: reason
+    SECRET_ROTATED = "secret_rotated"  # no detail: the secret itself is never logged
+    CAPACITY = "capacity_changed"  # detail: old, new
+
+
+PRIVATE_DETAIL = {BotEventKind.URL_MOVED}  # only the owner sees these details (URLs are private)
+
+
+def aware(moment: datetime | None) -> datetime | None:
+    """SQLite hands timestamps back without their zone; every one the arena stores is UTC."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
+
+
+def iso(moment: datetime | None) -> str | None:
+    moment = aware(moment)
+    return moment.isoformat() if moment is not None else None
+
+
+def record(session: Session, bot: Bot, kind: BotEventKind, at: datetime | None = None, **detail: Any) -> BotEvent:
+    event = BotEvent(bot_id=bot.id, kind=str(kind), detail=detail, created_at=at or utcnow())
+    session.add(event)
+    if kind in (BotEventKind.RESUMED, BotEventKind.VERSION_PUBLISHED):  # back on the ladder: placed at once
+        ladder_wake.wake_after_commit(session)
+    return event
+
+
+def events(session: Session, bot_id: int, limit: int = 50) -> list[BotEvent]:
+    """Newest first."""
+    query = select(BotEvent).where(BotEvent.bot_id == bot_id).order_by(BotEvent.id.desc()).limit(limit)
+    return list(session.scalars(query))
+
+
+def last_resumed_at(session: Session, bot_id: int) -> datetime | None:
+    """When the bot last came back on the ladder: faults before it are not held against it again."""
+    query = (select(BotEvent.created_at).where(BotEvent.bot_id == bot_id, BotEvent.kind == BotEventKind.RESUMED)
+             .order_by(BotEvent.id.desc()).limit(1))
+    return session.scalar(query)
+
+
+_WORDS = {
+    BotEventKind.URL_MOVED: "moved to a new URL (same version, same rating)",
+    BotEventKind.PAUSED: "paused by its owner",
+    BotEventKind.RESUMED: "back on the ladder",
+    BotEventKind.PROBATION: "put on probation",
+    BotEventKind.RECHECK_FAILED: "re-check failed, still on probation",
+    BotEventKind.VERSION_PUBLISHED: "version published",
+    BotEventKind.RETIRED: "retired from the ladder",
+    BotEventKind.SECRET_ROTATED: "signing secret rotated",
+    BotEventKind.CAPACITY: "capacity changed",
+}
+
+
+def event_json(event: BotEvent, owner_view: bool) -> dict[str, Any]:
+    """An event as the API and pages show it; private details (URLs) to the owner only."""
+    detail = dict(event.detail or {})
+    if event.kind in PRIVATE_DETAIL and not owner_view:
+        detail = {}
+    kind = BotEventKind(event.kind) if event.kind in BotEventKind._value2member_map_ else None
+    words = _WORDS.get(kind, event.kind) if kind is not None else event.kind
+    return {"id": event.id, "kind": event.kind, "summary": _summary(words, detail), "detail": detail,
+            "created_at": iso(event.created_at)}
+
+
+def _summary(words: str, detail: dict[str, Any]) -> str:
+    if "reason" in detail:
+        return f"{words}: {detail['reason']}"
+    if "version" in detail:
+        return f"{words}: version {detail['version']}"
+    if "by" in detail and detail["by"] == "probation":
+        return f"{words}: its re-check passed"
+    if "new" in detail and "old" in detail:
+        return f"{words}: {detail['old']} → {detail['new']}"
+    if "new_url" in detail:
+        return f"{words}: {detail['old_url']} → {detail['new_url']}"
+    return words

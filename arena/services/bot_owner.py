@@ -1,0 +1,92 @@
+"""What a bot's owner may do to it besides versions: pause and resume it on the ladder, set how many
+matches it plays at once, rotate its signing secret. Every change is a ``BotEvent``."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from arena.config import Settings
+from arena.services import bot_events
+from arena.services.bot_events import BotEventKind
+from arena.services.bots import HealthCheck, _health, _owned, _owned_by_id, bot_json, default_health_check
+from arena.services.errors import Conflict, Invalid
+from arena.storage.db import Database
+from arena.storage.models import Account, Bot, BotStatus, PausedBy, utcnow
+
+MAX_REASON = 200
+
+
+def _current(bot: Bot) -> Bot:
+    if bot.retired_at is not None:
+        raise Conflict(f"{bot.name} is retired: publish a new version to bring it back")
+    return bot
+
+
+def pause(session: Session, bot_id: int, account: Account, reason: Any = None) -> Bot:
+    """Off the ladder until its owner resumes it (an owner's pause outlasts probation: no re-check
+    resumes it)."""
+    bot = _current(_owned(session, bot_id, account))
+    if reason is not None and not isinstance(reason, str):
+        raise Invalid("reason must be a string")
+    text = (reason or "").strip()[:MAX_REASON] or None
+    if bot.paused_by == PausedBy.OWNER and bot.paused_reason == text:
+        return bot
+    bot.paused_by, bot.paused_reason, bot.recheck_at = PausedBy.OWNER, text, None
+    bot_events.record(session, bot, BotEventKind.PAUSED, by="owner", **({"reason": text} if text else {}))
+    session.flush()
+    return bot
+
+
+def resume(db: Database, bot_id: int, account_id: int, settings: Settings,
+           health_check: HealthCheck = default_health_check) -> dict[str, Any]:
+    """Back on the ladder. A bot on probation is health-checked first (no transaction open) and stays
+    paused, with the problems in the error, while it fails: the owner need not wait for the back-off."""
+    with db.session(readonly=True) as session:
+        bot = _current(_owned_by_id(session, bot_id, account_id))
+        on_probation = bot.paused_by == PausedBy.PROBATION
+        url, secret, game = bot.url, bot.secret, bot.game
+    if on_probation:
+        _health(url, secret, game, settings, health_check, "the bot still fails its health check")
+    with db.session() as session:
+        bot = _current(_owned_by_id(session, bot_id, account_id))
+        if bot.paused_by is not None or bot.status != BotStatus.ACTIVE:
+            bot.paused_by = bot.paused_reason = bot.recheck_at = None
+            bot.status = BotStatus.ACTIVE
+            bot_events.record(session, bot, BotEventKind.RESUMED, by="owner")
+        session.flush()
+        return bot_json(bot, bot.owner)
+
+
+def effective_capacity(bot: Bot, settings: Settings) -> int:
+    """How many ladder matches the bot may play at once: its owner's setting, what it declares in
+    ``GET /`` (``capacity``), and the arena's cap, whichever is smallest."""
+    declared = bot.info.get("capacity") if isinstance(bot.info, dict) else None
+    limits = [bot.capacity or 1, settings.ladder_max_capacity]
+    if isinstance(declared, int) and not isinstance(declared, bool) and declared >= 1:
+        limits.append(declared)
+    return max(1, min(limits))
+
+
+def set_capacity(session: Session, bot_id: int, account: Account, capacity: Any, settings: Settings) -> Bot:
+    bot = _current(_owned(session, bot_id, account))
+    top = settings.ladder_max_capacity
+    if isinstance(capacity, bool) or not isinstance(capacity, int) or not 1 <= capacity <= top:
+        raise Invalid(f"capacity must be a whole number from 1 to {top} (the arena's cap)")
+    if capacity != bot.capacity:
+        bot_events.record(session, bot, BotEventKind.CAPACITY, old=bot.capacity, new=capacity)
+        bot.capacity = capacity
+        session.flush()
+    return bot
+
+
+def rotate_secret(session: Session, bot_id: int, account: Account) -> tuple[Bot, str]:
+    """A new signing secret, returned once and never shown again. Requests are signed with it at once:
+    restart the bot with it (a bot that refuses the new signatures faults, and probation pauses it)."""
+    bot = _current(_owned(session, bot_id, account))
+    bot.secret = secrets.token_hex(24)
+    bot_events.record(session, bot, BotEventKind.SECRET_ROTATED, utcnow())
+    session.flush()
+    return bot, bot.secret

@@ -1,0 +1,97 @@
+"""Reads for a bot's owner and its page: ladder state, versions, events, recent ladder matches, and
+the "My bots" overview (one pass over the account's bots, a few queries whatever their number)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from arena.config import Settings
+from arena.domain.ladder_state import BotLadderState, ladder_state
+from arena.services import bot_events, page_queries
+from arena.services.bot_owner import effective_capacity
+from arena.services.bot_versions import lineage_of, versions
+from arena.services.bots import bot_json
+from arena.storage.models import Account, Bot, Fault, Match, MatchSeat, Rating
+
+RECENT_FAULTS = 5
+
+
+def _main_ratings(session: Session, bot_ids: list[int]) -> dict[int, Rating]:
+    """Each bot's row on the leaderboard where it played most (its ladder board in practice)."""
+    best: dict[int, Rating] = {}
+    if not bot_ids:
+        return best
+    for rating in session.scalars(select(Rating).where(Rating.bot_id.in_(bot_ids))):
+        held = best.get(rating.bot_id)
+        if held is None or rating.games > held.games:
+            best[rating.bot_id] = rating
+    return best
+
+
+def status(session: Session, bot: Bot) -> BotLadderState:
+    return ladder_state(bot, _main_ratings(session, [bot.id]).get(bot.id))
+
+
+def rating_json(rating: Rating | None) -> dict[str, Any] | None:
+    if rating is None:
+        return None
+    return {"game": rating.game, "players": rating.players, "elo": round(rating.elo, 1),
+            "elo_low": round(rating.elo_low, 1), "elo_high": round(rating.elo_high, 1), "rank": rating.rank,
+            "games": rating.games, "provisional": rating.provisional}
+
+
+def versions_json(session: Session, bot: Bot) -> list[dict[str, Any]]:
+    return [{"id": v.id, "name": v.name, "version": v.version, "retired_at": bot_events.iso(v.retired_at),
+             "current": v.id == bot.id} for v in versions(session, bot)]
+
+
+def ladder_matches(session: Session, bot_id: int, limit: int = 10) -> list[dict[str, Any]]:
+    """The bot's newest ladder matches (a sealed one shows no result: ``page_queries.match_rows``)."""
+    ids = list(session.scalars(select(MatchSeat.match_id).join(Match, Match.id == MatchSeat.match_id)
+                               .where(MatchSeat.bot_id == bot_id, Match.ladder_id.is_not(None))
+                               .order_by(MatchSeat.match_id.desc()).limit(limit)))
+    return page_queries.match_rows(session, ids)
+
+
+def events_json(session: Session, bot: Bot, owner_view: bool, limit: int = 30) -> list[dict[str, Any]]:
+    return [bot_events.event_json(e, owner_view) for e in bot_events.events(session, bot.id, limit)]
+
+
+def bot_detail(session: Session, bot: Bot, viewer: Account | None) -> dict[str, Any]:
+    """``GET /api/bots/<id>``: the bot, its ladder state and rating, and its versions."""
+    rating = _main_ratings(session, [bot.id]).get(bot.id)
+    return bot_json(bot, viewer) | {"ladder": ladder_state(bot, rating).to_json(), "rating": rating_json(rating),
+                                    "versions": versions_json(session, bot)}
+
+
+def _recent_faults(session: Session, bot_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    out: dict[int, list[dict[str, Any]]] = {bot_id: [] for bot_id in bot_ids}
+    for bot_id in bot_ids:  # the (bot_id, id) index walked backwards, a few rows each
+        for fault in session.scalars(select(Fault).where(Fault.bot_id == bot_id).order_by(Fault.id.desc())
+                                     .limit(RECENT_FAULTS)):
+            out[bot_id].append({"match_id": fault.match_id, "turn": fault.turn, "path": fault.path,
+                                "kind": fault.kind, "message": fault.message, "excerpt": fault.excerpt,
+                                "created_at": bot_events.iso(fault.created_at)})
+    return out
+
+
+def owner_bots(session: Session, account: Account, settings: Settings) -> list[dict[str, Any]]:
+    """Every bot of the account, newest version of each lineage first, then the versions they replaced."""
+    bots = list(session.scalars(select(Bot).where(Bot.owner_id == account.id).order_by(Bot.id).limit(500)))
+    ids = [b.id for b in bots]
+    ratings, faults = _main_ratings(session, ids), _recent_faults(session, ids)
+    newest: dict[int, int] = {}
+    for b in bots:
+        newest[lineage_of(b)] = max(newest.get(lineage_of(b), 0), b.version)
+    rows = []
+    for b in bots:
+        rating = ratings.get(b.id)
+        rows.append(bot_json(b, account) | {
+            "ladder": ladder_state(b, rating).to_json(), "rating": rating_json(rating), "faults": faults[b.id],
+            "newest": b.version == newest[lineage_of(b)], "effective_capacity": effective_capacity(b, settings),
+            "max_capacity": settings.ladder_max_capacity})
+    rows.sort(key=lambda r: (not r["newest"], r["retired_at"] is not None, r["name"].lower(), -r["version_number"]))
+    return rows
