@@ -1,5 +1,6 @@
-"""``arena demo``: sample bots, registered through the service, a small round robin per game with a
-progress bar, then the leaderboards."""
+"""``arena demo``: sample bots, registered through the service; the ladder places them and its tables
+settle, live (``ARENA_LADDER=0``: a small round robin per game with a progress bar instead); then the
+leaderboards."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Callable
 
 from sqlalchemy import select
 
+from arena.cli.ladder_demo import watch_ladders
 from arena.composition import Context
 from arena.runtime import terminal
 from arena.services import bots as bot_service
@@ -18,6 +20,7 @@ from arena.storage.models import Account, Bot
 from sample_bots import heuristic_bot, random_bot
 from sample_bots.sdk import BotServer, start_in_thread
 
+LADDER_MATCHES = 60  # per board, when its table has not settled before: enough for a readable table
 DEMO_GAMES = (("piranha-pedro", "pp", 3), ("pajarracos", "pj", 3))
 KINDS = (("random", random_bot.make_bot), ("heuristic", heuristic_bot.make_bot))
 
@@ -61,9 +64,20 @@ def run_demo(context: Context, cycles: int = 1, address: str = "", timeout_s: fl
              should_stop: Callable[[], bool] = lambda: False) -> tuple[dict[str, int], list[BotServer]]:
     """Returns the tournaments and the running bot servers (keep them while pages are served).
 
-    Returns early, leaving the tournaments to be finished later, once ``should_stop()`` is true."""
+    With the ladder on (the default) there is no tournament: the bots are submitted and the ladder's
+    progress is shown live (``arena.cli.ladder_demo``) until every board has settled or played
+    ``LADDER_MATCHES`` * ``cycles`` matches. Returns early once ``should_stop()`` is true."""
     owner_id = _organizer(context)
     by_game, servers = _register_bots(context, owner_id)
+    if context.settings.ladder:
+        if address:
+            print(f"the ladder plays by itself: follow it at {address}ladders and {address}leaderboards/<game>")
+        watch_ladders(context, [(game, seats) for game, _prefix, seats in DEMO_GAMES], LADDER_MATCHES * cycles,
+                      timeout_s, should_stop)
+        if not should_stop():
+            for game, _prefix, seats in DEMO_GAMES:
+                _print_leaderboard(context, game, seats)
+        return {}, servers
     tournaments: dict[str, int] = {}
     for game, _prefix, seats in DEMO_GAMES:
         with context.db.session() as session:

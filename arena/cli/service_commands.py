@@ -16,10 +16,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     _serve_options(up)
     up.set_defaults(func=cmd_up)
 
-    demo = sub.add_parser("demo", help="arena up + sample bots + a small tournament, then keep serving")
+    demo = sub.add_parser("demo", help="arena up + sample bots placed by the ladder (a small tournament with "
+                                       "ARENA_LADDER=0), then keep serving")
     _serve_options(demo)
     demo.add_argument("--exit", action="store_true", help="stop after printing the leaderboard")
-    demo.add_argument("--cycles", type=int, default=1, help="round-robin cycles per tournament")
+    demo.add_argument("--cycles", type=int, default=1,
+                      help="round-robin cycles per tournament (ladder: 60 matches per board per cycle)")
     demo.set_defaults(func=cmd_demo)
 
     worker = sub.add_parser("worker", help="run one match worker (needs ARENA_REDIS_URL)")

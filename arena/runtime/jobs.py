@@ -32,7 +32,10 @@ def worker_name() -> str:
 def run_match_job(match_id: int) -> str:
     ctx = worker_context()
     request = ctx.queue.request_refit if ctx.queue is not None else None
-    return run_match(ctx.db, ctx.settings, int(match_id), worker_name(), request)
+    outcome = run_match(ctx.db, ctx.settings, int(match_id), worker_name(), request)
+    if ctx.queue is not None and ctx.settings.ladder and outcome != "skipped":
+        ctx.queue.wake_ladder()  # its bots are free: the ladder releases their next rotation at once
+    return outcome
 
 
 def refit_job(game: str, players: int) -> int:

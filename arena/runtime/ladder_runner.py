@@ -16,17 +16,21 @@ import random
 import threading
 import time
 from collections.abc import Callable
+from datetime import timedelta
 
 from redis.exceptions import LockError, RedisError
 from sqlalchemy.exc import SQLAlchemyError
 
 from arena.composition import Context
 from arena.runtime.queue import LADDER_LOCK, MatchQueue
+from arena.services import probation
 from arena.services.ladder_scheduler import TickReport, tick
 from arena.services.ladders import ensure_ladders, ladder_names
 from arena.services.reconcile import reconcile_ladders
+from arena.storage.models import utcnow
 
 log = logging.getLogger("arena.ladder")
+RECHECK_EVERY_S = 5.0  # how often bots on probation whose back-off is over are health-checked
 
 
 class LadderRunner:
@@ -46,6 +50,8 @@ class LadderRunner:
         self.active = False
         self.names: dict[int, str] = {}
         self.settled: dict[int, bool] = {}
+        self.reviewed_at = utcnow()
+        self.rechecks: threading.Thread | None = None
 
     def _new_lock(self):  # type: ignore[no-untyped-def]
         return self.queue.redis.lock(LADDER_LOCK.format(queue=self.context.settings.queue_name),
@@ -53,6 +59,7 @@ class LadderRunner:
 
     def run(self, stop: threading.Event) -> None:
         """Until ``stop`` is set: stand by for the lock, then tick while holding it."""
+        self.start_rechecks(stop)
         while not stop.is_set():
             try:
                 if not self.active:
@@ -90,8 +97,12 @@ class LadderRunner:
 
     def tick_once(self) -> TickReport:
         started = time.perf_counter()
+        now = utcnow()
+        # a match published while the previous tick ran (finished_at before its commit) is reviewed again,
+        # never missed: probation's review is idempotent
+        since, self.reviewed_at = self.reviewed_at - timedelta(seconds=self.lock_s), now
         with self.context.db.session() as session:
-            report = tick(session, self.context.settings, self.context.settings.deal_key(), self.rng)
+            report = tick(session, self.context.settings, self.context.settings.deal_key(), self.rng, now, since)
             if report.created or report.placements:
                 self.names = ladder_names(session)
         for match_id in report.cancelled:
@@ -101,7 +112,27 @@ class LadderRunner:
         self._tell(report, time.perf_counter() - started)
         return report
 
+    def start_rechecks(self, stop: threading.Event) -> None:
+        """Bots on probation are health-checked when due, from a thread (a check takes seconds; the tick
+        must not wait for it); one that passes is back on the ladder and wakes the scheduler."""
+        def loop() -> None:
+            while not stop.wait(RECHECK_EVERY_S):
+                if not self.active:
+                    continue
+                try:
+                    for result in probation.recheck_due(self.context.db, self.context.settings,
+                                                        self.context.health_check):
+                        self.say(f"bot {result.bot_id} " + ("passed its re-check: back on the ladder" if result.resumed
+                                 else f"failed its re-check; next at {result.recheck_at:%H:%M:%S} UTC"))
+                except Exception:  # the database or a bot misbehaving: the next round tries again
+                    log.exception("probation re-checks failed")
+
+        self.rechecks = threading.Thread(target=loop, name="ladder-rechecks", daemon=True)
+        self.rechecks.start()
+
     def _tell(self, report: TickReport, seconds: float) -> None:
+        for paused in report.probation:
+            self.say(f"bot {paused.bot_id} on probation: {paused.reason}")
         for ladder_id, bots in report.placements:
             self.say(f"{self.names.get(ladder_id, ladder_id)}: placing a new bot, table of bots {list(bots)}")
         for ladder_id, settled in report.settled.items():

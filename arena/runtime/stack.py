@@ -88,6 +88,11 @@ class Stack:
             self.redis.start()
             self.settings = replace(self.settings, redis_url=self.redis.url)
         self.context = build_context(self.settings)
+        if self.settings.ladder:  # the pages list them at once; the scheduler would make them a moment later
+            from arena.services.ladders import ensure_ladders
+
+            with self.context.db.session() as session:
+                ensure_ladders(session, self.settings)
         try:
             self.server = make_server(host, port, create_app(context=self.context), threaded=True)
         except OSError as exc:

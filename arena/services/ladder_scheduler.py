@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session
 from arena.config import Settings
 from arena.domain.ladder_planner import Entrant, Table, board_settled, choose_tables, pair_key, share_slots
 from arena.domain.schedules import table_seeds
+from arena.services import probation
 from arena.services.bot_owner import effective_capacity as capacity
 from arena.services.ladders import effective_settings
 from arena.services.publication import close_deal
@@ -51,6 +52,7 @@ class TickReport:
     cancelled: list[int] = field(default_factory=list)
     settled: dict[int, bool] = field(default_factory=dict)
     placements: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)  # (ladder id, table)
+    probation: list[probation.Paused] = field(default_factory=list)  # bots paused by this tick's review
 
     @property
     def tables(self) -> int:
@@ -73,13 +75,16 @@ def eligible(bot: Bot) -> bool:
 
 
 def tick(session: Session, settings: Settings, deal_key: bytes, rng: random.Random,
-         now: datetime | None = None) -> TickReport:
-    """Cancel what a bot off the ladder still owes, plan new tables, release what capacity allows."""
+         now: datetime | None = None, review_since: datetime | None = None) -> TickReport:
+    """Put on probation the bots whose ladder matches published since ``review_since`` fault too often,
+    cancel what a bot off the ladder still owes, plan new tables, release what capacity allows."""
     now = now or utcnow()
     report = TickReport()
     ladders = list(session.scalars(select(Ladder).order_by(Ladder.id).with_for_update()))
     if not ladders:
         return report
+    if review_since is not None:
+        report.probation = probation.review(session, _played_since(session, review_since), settings, now)
     games = {ladder.game for ladder in ladders}
     bots = {bot.id: bot for bot in session.scalars(select(Bot).where(Bot.game.in_(games)))}
     report.cancelled = _cancel_off_ladder(session, {b for b, bot in bots.items() if not eligible(bot)})
@@ -87,6 +92,13 @@ def tick(session: Session, settings: Settings, deal_key: bytes, rng: random.Rand
     _plan(session, settings, deal_key, rng, now, ladders, bots, load, report)
     _release(session, settings, ladders, bots, load, report)
     return report
+
+
+def _played_since(session: Session, since: datetime) -> list[int]:
+    """Bots with a ladder match published since ``since`` (the ones whose fault rate may have moved)."""
+    return list(session.scalars(select(MatchSeat.bot_id).join(Match, Match.id == MatchSeat.match_id)
+                                .where(Match.ladder_id.is_not(None), Match.status == MatchStatus.FINISHED,
+                                       Match.finished_at >= since).distinct()))
 
 
 def _cancel_off_ladder(session: Session, off: set[int]) -> list[int]:
