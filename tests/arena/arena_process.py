@@ -27,8 +27,9 @@ class ArenaProcess:
         runs = len(list(tmp_path.glob(f"{command}-*.log")))
         self.log_path = tmp_path / f"{command}-{runs}.log"
         environ = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}  # the embedded default
+        # the ladder only where a test asks for it (ARENA_LADDER=1): the others count tournament matches
         environ.update({"ARENA_DATA_DIR": str(self.data_dir), "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1",
-                        **(env or {})})
+                        "ARENA_LADDER": "0", **(env or {})})
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "arena.cli", command, "--port", str(self.port), "--workers", str(workers),
@@ -79,6 +80,17 @@ class ArenaProcess:
         for proc in self.descendants():
             try:
                 if proc.ppid() == self.proc.pid and "worker" in proc.cmdline():
+                    out.append(proc)
+            except psutil.NoSuchProcess:
+                pass
+        return out
+
+    def scheduler(self) -> list[psutil.Process]:
+        """The ``arena ladder run`` process (a direct child), when the ladder is on."""
+        out = []
+        for proc in self.descendants():
+            try:
+                if proc.ppid() == self.proc.pid and "ladder" in proc.cmdline():
                     out.append(proc)
             except psutil.NoSuchProcess:
                 pass
