@@ -151,11 +151,11 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
         raise ConfigError(f"ARENA_ENV must be development, production or test, not {settings.env!r}")
     if settings.production and "ARENA_ALLOW_LOOPBACK_BOTS" not in environ and "allow_loopback_bots" not in overrides:
         settings = replace(settings, allow_loopback_bots=False)
-    if settings.env == "test" and "ARENA_LADDER" not in environ and "ladder" not in overrides:
-        settings = replace(settings, ladder=False)
     if settings.production and "ARENA_LOG_JSON" not in environ and "log_json" not in overrides:
         settings = replace(settings, log_json=True)
     settings = replace(settings, **overrides)
+    if settings.env == "test" and "ARENA_LADDER" not in environ and "ladder" not in overrides:
+        settings = replace(settings, ladder=False)
     for name in ("allow_bot_networks", "deny_bot_addresses"):
         try:
             parse_networks(getattr(settings, name))

@@ -42,7 +42,7 @@ class LadderRunner:
             raise SystemExit("the ladder scheduler needs Redis: set ARENA_REDIS_URL")
         self.context = context
         self.queue: MatchQueue = context.queue
-        self.say = say or (lambda line: print(f"ladder: {line}", flush=True))
+        self.say = say or (lambda line: print(f"ladder {time.strftime('%H:%M:%S')}: {line}", flush=True))
         self.rng = rng or random.Random()
         self.tick_s = context.settings.ladder_tick_ms / 1000
         self.lock_s = max(3.0, 3 * self.tick_s)
@@ -133,8 +133,9 @@ class LadderRunner:
     def _tell(self, report: TickReport, seconds: float) -> None:
         for paused in report.probation:
             self.say(f"bot {paused.bot_id} on probation: {paused.reason}")
-        for ladder_id, bots in report.placements:
-            self.say(f"{self.names.get(ladder_id, ladder_id)}: placing a new bot, table of bots {list(bots)}")
+        for ladder_id, table in report.placements:  # reason: "placement of <bot id>"
+            self.say(f"{self.names.get(ladder_id, ladder_id)}: {table.reason.replace('of', 'of bot', 1)}, "
+                     f"table of bots {list(table.bot_ids)}")
         for ladder_id, settled in report.settled.items():
             if self.settled.get(ladder_id, False) != settled and (settled or ladder_id in self.settled):
                 self.say(f"{self.names.get(ladder_id, ladder_id)}: "

@@ -21,6 +21,7 @@ import json
 import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from dataclasses import replace as with_fields
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import and_, func, or_, select, update
@@ -51,7 +52,7 @@ class TickReport:
     front: set[int] = field(default_factory=set)
     cancelled: list[int] = field(default_factory=list)
     settled: dict[int, bool] = field(default_factory=dict)
-    placements: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)  # (ladder id, table)
+    placements: list[tuple[int, Table]] = field(default_factory=list)  # (ladder id, table) placing a bot
     probation: list[probation.Paused] = field(default_factory=list)  # bots paused by this tick's review
 
     @property
@@ -204,6 +205,8 @@ def _plan(session: Session, settings: Settings, deal_key: bytes, rng: random.Ran
             ladder.settled_at = None
         if ladder.status != LadderStatus.RUNNING:
             continue
+        if hour_room > 0:
+            entrants = _place_newcomers(session, settings, deal_key, rng, now, ladder, entrants, bots, load, report)
         tuned = effective_settings(ladder, settings)
         free_seats = sum(e.free_slots for e in entrants)
         want = min(free_seats // ladder.players,
@@ -232,7 +235,33 @@ def _plan(session: Session, settings: Settings, deal_key: bytes, rng: random.Ran
             load.open_tables += 1
             report.created[ladder_id] = report.created.get(ladder_id, 0) + 1
             if table.reason.startswith("placement"):
-                report.placements.append((ladder_id, table.bot_ids))
+                report.placements.append((ladder_id, table))
+
+
+def _place_newcomers(session: Session, settings: Settings, deal_key: bytes, rng: random.Random, now: datetime,
+                     ladder: Ladder, entrants: list[Entrant], bots: dict[int, Bot], load: Load,
+                     report: TickReport) -> list[Entrant]:
+    """A bot with no match yet is seated at once, even when every other bot is busy: its opponents may
+    take one table beyond their capacity (their matches in flight stay within it; the newcomer's rotation
+    is released first, so their other table waits one match). Returns the entrants with their new load."""
+    newcomers = {e.bot_id for e in entrants if e.matches == 0 and e.free_slots > 0 and not load.tables[e.bot_id]}
+    if not newcomers:
+        return entrants
+    pool = [with_fields(e, provisional=e.bot_id in newcomers,
+                        free_slots=e.free_slots if e.bot_id in newcomers
+                        else max(0, capacity(bots[e.bot_id], settings) + 1 - load.tables[e.bot_id]))
+            for e in entrants]
+    for table in choose_tables(pool, ladder.players, len(newcomers), _recent(session, ladder), rng):
+        if not table.reason.startswith("placement"):
+            continue  # only the newcomers' tables may use the extra seat
+        _store_table(session, ladder, table, deal_key, now)
+        for bot_id in table.bot_ids:
+            load.tables[bot_id] += 1
+        load.open_tables += 1
+        report.created[ladder.id] = report.created.get(ladder.id, 0) + 1
+        report.placements.append((ladder.id, table))
+    return [with_fields(e, free_slots=max(0, capacity(bots[e.bot_id], settings) - load.tables[e.bot_id]))
+            for e in entrants]
 
 
 def _aware(moment: datetime) -> datetime:
@@ -280,7 +309,9 @@ def _release(session: Session, settings: Settings, ladders: list[Ladder], bots: 
         seats[match_id].append(bot_id)
         ladder_of[match_id] = ladder_id
     rated = set(session.scalars(select(Rating.bot_id).where(Rating.games > 0)))
-    for match_id, seated in seats.items():
+    newcomer_first = sorted(seats, key=lambda m: (all(b in rated for b in seats[m]), m))  # then oldest first
+    for match_id in newcomer_first:
+        seated = seats[match_id]
         if total >= settings.ladder_in_flight:
             break
         ladder_id = ladder_of[match_id]

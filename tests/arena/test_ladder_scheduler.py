@@ -215,3 +215,22 @@ def test_ladders_follow_the_configured_player_counts(context, settings) -> None:
     boards = {(lad.game, lad.players) for lad in ladders}
     assert ("pajarracos", 3) in boards and ("pajarracos", 6) in boards and ("piranha-pedro", 6) in boards
     assert len(again) == len(ladders)
+
+
+def test_a_newcomer_is_seated_at_once_when_every_other_bot_is_busy(context, ladder_settings) -> None:
+    """Regression (bench.ladder_e2e): a bot submitted while every other bot sat at a table waited for whole
+    tables to end, 10-30 s. Its opponents now take one table beyond their capacity, and its rotation is
+    released before their owed ones, so it waits for one match at most."""
+    _bots(context, 3)
+    first = _tick(context, ladder_settings)
+    with context.db.session() as session:  # they are rated now: the newcomer is the only one without a match
+        for bot_id in session.scalars(select(Bot.id)):
+            session.add(Rating(game=GAME, players=3, bot_id=bot_id, elo=1500, elo_low=1300, elo_high=1700, rank=1,
+                               rank_low=1, rank_high=3, games=3, provisional=True))
+    newcomer = _bots(context, 1)[0]
+    placed = _tick(context, ladder_settings)
+    assert placed.placements and newcomer in placed.placements[0][1].bot_ids
+    assert not placed.release  # its opponents are still playing: capacity holds for matches in flight
+    _finish(context, first.release)
+    nxt = _tick(context, ladder_settings)
+    assert len(nxt.release) == 1 and newcomer in _seats(context, nxt.release[0])
