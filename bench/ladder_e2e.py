@@ -34,6 +34,7 @@ from sample_bots.sdk import BotServer, start_in_thread
 ROOT = Path(__file__).resolve().parents[1]
 GAME, PLAYERS = "piranha-pedro", 3
 OPEN = (MatchStatus.SCHEDULED, MatchStatus.QUEUED, MatchStatus.RUNNING)
+RECOVERY_S = 45  # the separation is judged this long after the kills: the killed worker's lease (30 s) ran out
 
 
 def _free_port() -> int:
@@ -178,7 +179,7 @@ def run(workers: int, timeout_s: float, kill_after_s: float) -> dict[str, Any]:
                     scheduler.send_signal(signal.SIGKILL)
                     worker.send_signal(signal.SIGKILL)
                     killed_at = now
-                if len(entries) == 8 and killed_at is not None:
+                if len(entries) == 8 and killed_at is not None and now >= killed_at + RECOVERY_S:
                     weak = next(e for e in entries if e["bot_id"] == weak_id)
                     best = entries[0]
                     if weak["rank"] == 8 and weak["elo_high"] < best["elo_low"]:

@@ -308,8 +308,12 @@ def _release(session: Session, settings: Settings, ladders: list[Ladder], bots: 
     for match_id, ladder_id, bot_id in rows:
         seats[match_id].append(bot_id)
         ladder_of[match_id] = ladder_id
-    rated = set(session.scalars(select(Rating.bot_id).where(Rating.games > 0)))
-    newcomer_first = sorted(seats, key=lambda m: (all(b in rated for b in seats[m]), m))  # then oldest first
+    waiting = {b for seated in seats.values() for b in seated}
+    played = set(session.scalars(select(MatchSeat.bot_id).join(Match, Match.id == MatchSeat.match_id)
+                                 .where(MatchSeat.bot_id.in_(waiting), Match.status != MatchStatus.SCHEDULED)
+                                 .distinct())) if waiting else set()
+    # a newcomer's first match (a bot that never had one released) goes first, then the oldest owed
+    newcomer_first = sorted(seats, key=lambda m: (all(b in played for b in seats[m]), m))
     for match_id in newcomer_first:
         seated = seats[match_id]
         if total >= settings.ladder_in_flight:
@@ -328,5 +332,6 @@ def _release(session: Session, settings: Settings, ladders: list[Ladder], bots: 
         load.ladder_active[ladder_id] += 1
         total += 1
         report.release.append(match_id)
-        if any(b not in rated for b in seated):
+        if any(b not in played for b in seated):
             report.front.add(match_id)
+            played.update(seated)

@@ -234,3 +234,29 @@ def test_a_newcomer_is_seated_at_once_when_every_other_bot_is_busy(context, ladd
     _finish(context, first.release)
     nxt = _tick(context, ladder_settings)
     assert len(nxt.release) == 1 and newcomer in _seats(context, nxt.release[0])
+
+
+def test_reconcile_requeues_released_ladder_matches_a_flushed_redis_lost(queued_context) -> None:
+    """Redis restarted without persistence: the queue is empty, the database still says what was released.
+    ``arena reconcile`` enqueues the released (queued) and abandoned (lease expired) ladder matches, never
+    the ones still owed (scheduled: the scheduler releases those when their bots have room)."""
+    from datetime import timedelta
+
+    from arena.services.reconcile import reconcile
+
+    context = queued_context
+    settings = replace(context.settings, ladder=True, ladder_players="3")
+    _bots(context, 6)
+    first = _tick(context, settings)
+    with context.db.session() as session:
+        session.execute(update(Match).where(Match.id == first.release[0])
+                        .values(status=MatchStatus.RUNNING, lease_until=utcnow() - timedelta(seconds=5)))
+    context.queue.redis.flushdb()  # as a restart without persistence does
+    with context.db.session() as session:
+        outcome = reconcile(session, context.queue)
+    assert outcome["ladder_requeued"] == 1 and outcome["ladder_expired_leases"] == 1
+    assert all(context.queue.is_live(match_id) for match_id in first.release)
+    owed = [m.id for m in _matches(context) if m.status == MatchStatus.SCHEDULED]
+    assert owed and not any(context.queue.is_live(match_id) for match_id in owed)
+    with context.db.session() as session:  # enqueued already: a second pass adds nothing
+        assert reconcile(session, context.queue)["ladder_requeued"] == 0
