@@ -110,7 +110,7 @@ def test_recent_faults_and_the_probation_reason_show_with_their_excerpts(owner, 
 
 
 def test_another_owners_bot_cannot_be_touched(owner, context) -> None:
-    client, bot_id = owner
+    _client, bot_id = owner
     from arena.web import create_app
 
     other = create_app(context=context).test_client()
