@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from arena.cli import check_command, match_commands, service_commands, tournament_commands
+from arena.cli import bot_commands, check_command, match_commands, service_commands, tournament_commands
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -16,6 +16,7 @@ def build_parser() -> argparse.ArgumentParser:
     check_command.register(sub)
     service_commands.register(sub)
     tournament_commands.register(sub)
+    bot_commands.register(sub)
     return parser
 
 
