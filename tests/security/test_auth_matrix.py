@@ -30,6 +30,9 @@ BODIES: dict[str, dict[str, Any]] = {
     "AccountCreate": {"name": "newcomer"},
     "BotCreate": {"name": "fresh-bot", "url": "http://127.0.0.1:9", "game": "piranha-pedro"},
     "BotUpdate": {"name": "renamed-bot"},
+    "BotVersion": {},
+    "BotPause": {"reason": "maintenance"},
+    "BotCapacity": {"capacity": 1},
     "TournamentCreate": {"game": "piranha-pedro", "bots": "<bot ids>", "seats": 2, "seed": 3},
 }
 URLS = ["http://127.0.0.1:9", "http://127.0.0.2:9"]
