@@ -6,7 +6,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from arena.cli import check_command, ladder_commands, match_commands, service_commands, tournament_commands
+from arena.cli import (
+    bot_commands,
+    check_command,
+    ladder_commands,
+    match_commands,
+    service_commands,
+    tournament_commands,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -17,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     service_commands.register(sub)
     tournament_commands.register(sub)
     ladder_commands.register(sub)
+    bot_commands.register(sub)
     return parser
 
 

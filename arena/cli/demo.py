@@ -1,6 +1,7 @@
 """``arena demo``: sample bots, registered through the service; the ladder places them and its tables
 settle, live (``ARENA_LADDER=0``: a small round robin per game with a progress bar instead); then the
-leaderboards."""
+leaderboards; and two more sample bots, with no secret, that any new account can submit as its own (their
+addresses and how to submit one are printed)."""
 
 from __future__ import annotations
 
@@ -60,6 +61,30 @@ def _register_bots(context: Context, owner_id: int) -> tuple[dict[str, list[int]
     return by_game, servers
 
 
+def start_spare_bots() -> list[tuple[str, BotServer]]:
+    """Sample bots for visitors to submit: no secret, so they answer whichever account's signatures (the
+    demo's own bots check the demo account's secret, and would refuse anybody else's health check)."""
+    return [(kind, start_in_thread(make(100 + n))) for n, (kind, make) in enumerate(KINDS)]
+
+
+def how_to_submit(address: str, spares: list[tuple[str, BotServer]]) -> str:
+    """What the demo prints so a new user can submit a sample bot, on the page or with the API."""
+    site = address or "http://127.0.0.1:8000/"
+    lines = ["", "Sample bots you can submit as your own (no secret: they accept any account's requests):"]
+    lines += [f"  {server.url}  ({kind} bot: {', '.join(server.bot.games)})" for kind, server in spares]
+    url = spares[0][1].url
+    lines += [
+        f"Submit one: sign up at {site}signup, then New bot ({site}bots/new): a name, one of these URLs, a game.",
+        "Or with the API:",
+        f"  TOKEN=$(curl -s -X POST {site}api/accounts -H 'Content-Type: application/json' "
+        "-d '{\"name\": \"me\"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"token\"])')",
+        f"  curl -s -X POST {site}api/bots -H \"Authorization: Bearer $TOKEN\" -H 'Content-Type: application/json' "
+        f"-d '{{\"name\": \"my-first\", \"url\": \"{url}\", \"game\": \"pajarracos\"}}'",
+        f"Your bots, their ladder state and what you can do with them: {site}me/bots",
+    ]
+    return "\n".join(lines)
+
+
 def run_demo(context: Context, cycles: int = 1, address: str = "", timeout_s: float = 900,
              should_stop: Callable[[], bool] = lambda: False) -> tuple[dict[str, int], list[BotServer]]:
     """Returns the tournaments and the running bot servers (keep them while pages are served).
@@ -69,6 +94,9 @@ def run_demo(context: Context, cycles: int = 1, address: str = "", timeout_s: fl
     ``LADDER_MATCHES`` * ``cycles`` matches. Returns early once ``should_stop()`` is true."""
     owner_id = _organizer(context)
     by_game, servers = _register_bots(context, owner_id)
+    spares = start_spare_bots()
+    servers += [server for _kind, server in spares]
+    print(how_to_submit(address, spares), flush=True)
     if context.settings.ladder:
         if address:
             print(f"the ladder plays by itself: follow it at {address}ladders and {address}leaderboards/<game>")
@@ -117,6 +145,7 @@ def run_demo(context: Context, cycles: int = 1, address: str = "", timeout_s: fl
         time.sleep(0.3)
     for game, _prefix, seats in DEMO_GAMES:
         _print_leaderboard(context, game, seats)
+    print(how_to_submit(address, spares), flush=True)
     return tournaments, servers
 
 

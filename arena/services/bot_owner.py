@@ -3,6 +3,8 @@ matches it plays at once, rotate its signing secret. Every change is a ``BotEven
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import secrets
 from typing import Any
 
@@ -90,3 +92,17 @@ def rotate_secret(session: Session, bot_id: int, account: Account) -> tuple[Bot,
     bot_events.record(session, bot, BotEventKind.SECRET_ROTATED, utcnow())
     session.flush()
     return bot, bot.secret
+
+
+def fingerprint(secret: str) -> str:
+    """Names a secret without revealing it: what a page keeps between the post and the page that shows
+    the secret once (the secret itself never goes into a cookie)."""
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()[:24]
+
+
+def secret_to_show(session: Session, bot_id: int, account: Account, expected: str) -> str | None:
+    """The owner's bot's secret if it is still the one ``expected`` names (not rotated since)."""
+    bot = session.get(Bot, bot_id)
+    if bot is None or bot.owner_id != account.id or not hmac.compare_digest(fingerprint(bot.secret), expected):
+        return None
+    return bot.secret

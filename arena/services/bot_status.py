@@ -95,3 +95,9 @@ def owner_bots(session: Session, account: Account, settings: Settings) -> list[d
             "max_capacity": settings.ladder_max_capacity})
     rows.sort(key=lambda r: (not r["newest"], r["retired_at"] is not None, r["name"].lower(), -r["version_number"]))
     return rows
+
+
+def page_sections(session: Session, bot: Bot, owner_view: bool) -> dict[str, Any]:
+    """What the bot page's ladder blocks show: state, versions, recent ladder matches, the event log."""
+    return {"ladder": status(session, bot).to_json(), "versions": versions_json(session, bot),
+            "ladder_matches": ladder_matches(session, bot.id), "events": events_json(session, bot, owner_view)}

@@ -142,9 +142,12 @@ def recheck_due(db: Database, settings: Settings, health_check: HealthCheck = de
         with db.session() as session:
             bot = session.get(Bot, row.id)
             still_due = (bot is not None and bot.paused_by == PausedBy.PROBATION and bot.retired_at is None
-                         and bot.url == row.url and bot.secret == row.secret)
-            if not still_due:  # the owner moved, rotated, paused or retired it meanwhile: next tick decides
+                         and bot.url == row.url and bot.secret == row.secret
+                         and bot.recheck_at is not None and aware(bot.recheck_at) <= now)
+            if not still_due:  # moved, rotated, paused, retired or re-checked meanwhile: the next tick decides
                 continue
+            if report.ok and report.info:
+                bot.info = report.info  # what it declares now (its capacity, say)
             results.append(_after_recheck(session, bot, report.ok, list(report.problems), settings, now))
     return results
 

@@ -71,5 +71,5 @@ def test_sign_up_page_and_api_share_one_budget(context) -> None:
     assert client.post("/api/accounts", json={"name": "api1"}).status_code == 201
     form = client.get("/signup").get_data(as_text=True)
     csrf = form.split('name="csrf_token" type="hidden" value="')[1].split('"')[0]
-    assert client.post("/signup", data={"name": "page1", "csrf_token": csrf}).status_code == 201
+    assert client.post("/signup", data={"name": "page1", "csrf_token": csrf}).status_code == 303
     assert client.post("/api/accounts", json={"name": "api2"}).status_code == 429

@@ -39,13 +39,21 @@ def test_the_json_api_needs_no_csrf_token(client) -> None:
     assert response.status_code == 201 and response.get_json()["token"].startswith("arena_")
 
 
+def shown_after_redirect(client, response):  # type: ignore[no-untyped-def]
+    """Post/redirect/get: a successful form answers 303; the page it points to is what the user sees."""
+    assert response.status_code == 303, response.get_data(as_text=True)[:2000]
+    return client.get(response.headers["Location"])
+
+
 def test_sign_up_shows_the_token_once_and_signs_the_account_in(client, context) -> None:
-    response = post_form(client, "/signup", {"name": "newbie"}, 201)
+    response = shown_after_redirect(client, post_form(client, "/signup", {"name": "newbie"}, 303))
     page = response.get_data(as_text=True)
     assert response.headers["Cache-Control"] == "no-store" and "shown only" in page
     token = page.split('<code id="token">')[1].split("</code>")[0]
     with context.db.session() as session:
         assert authenticate(session, token).name == "newbie"
+    refreshed = client.get("/signup/done", follow_redirects=True).get_data(as_text=True)
+    assert token not in refreshed  # a refresh does not sign up again, nor show the token again
     home = client.get("/").get_data(as_text=True)
     assert "newbie" in home and token not in home and "Log out" in home
     assert client.post("/logout", data={"csrf_token": csrf_token(page)}).status_code == 302  # the token page's form
@@ -96,13 +104,15 @@ def test_the_bot_form_needs_a_signed_in_account(client) -> None:
 
 def test_submitting_a_bot_shows_its_secret_once(client, context, random_bots) -> None:
     log_in(client, account(context, "erin"))
-    response = post_form(client, "/bots/new", {"name": "mybot", "url": random_bots[0].url, "game": "pajarracos"}, 201)
+    posted = post_form(client, "/bots/new", {"name": "mybot", "url": random_bots[0].url, "game": "pajarracos"}, 303)
+    response = shown_after_redirect(client, posted)
     page = response.get_data(as_text=True)
     assert response.headers["Cache-Control"] == "no-store" and "shown only once" in page
     with context.db.session() as session:
         bot = session.scalar(select(Bot).where(Bot.name == "mybot"))
         secret, bot_id = bot.secret, bot.id
     assert secret in page
+    assert secret not in client.get(posted.headers["Location"], follow_redirects=True).get_data(as_text=True)
     later = client.get(f"/bots/{bot_id}").get_data(as_text=True)
     assert secret not in later and random_bots[0].url in later  # the owner sees the URL, not the secret
 
@@ -118,7 +128,7 @@ def test_the_bot_form_explains_what_is_wrong(client, context, random_bots) -> No
         failing = post_form(client, "/bots/new", {"name": "bad", "url": zoo.url, "game": "pajarracos"}, 422)
     text = failing.get_data(as_text=True)
     assert "failed its health check" in text and "illegal" in text
-    post_form(client, "/bots/new", {"name": "twice", "url": random_bots[1].url, "game": "pajarracos"}, 201)
+    post_form(client, "/bots/new", {"name": "twice", "url": random_bots[1].url, "game": "pajarracos"}, 303)
     again = post_form(client, "/bots/new", {"name": "twice", "url": random_bots[1].url, "game": "pajarracos"}, 409)
     assert "you already have a bot called" in again.get_data(as_text=True)
 
@@ -135,7 +145,8 @@ def test_the_bot_form_shows_each_failed_check_with_its_fix(client, context) -> N
 def test_the_bot_form_shows_the_warnings_of_a_bot_it_admits(client, context) -> None:
     log_in(client, account(context, "gus"))
     with bot_zoo.zoo_bot(bot_zoo.close_each) as zoo:
-        created = post_form(client, "/bots/new", {"name": "closer", "url": zoo.url, "game": "piranha-pedro"}, 201)
+        created = shown_after_redirect(client, post_form(client, "/bots/new", {"name": "closer", "url": zoo.url,
+                                                                               "game": "piranha-pedro"}, 303))
     text = created.get_data(as_text=True)
     assert "cost it time or safety" in text and "keep-alive:" in text and "keep connections open" in text
 
@@ -199,9 +210,9 @@ def test_page_forms_share_the_apis_rate_limits(context) -> None:
 
     limited = replace(context, settings=replace(context.settings, rate_limits=True, signup_rate="2/hour"))
     client = create_app(context=limited).test_client()
-    post_form(client, "/signup", {"name": "first"}, 201)
+    post_form(client, "/signup", {"name": "first"}, 303)
     client.post("/logout", data={"csrf_token": csrf_token(client.get("/").get_data(as_text=True))})
-    post_form(client, "/signup", {"name": "second"}, 201)  # signed in as "second" now: still the same client
+    post_form(client, "/signup", {"name": "second"}, 303)  # signed in as "second" now: still the same client
     client.set_cookie("session", "forged-or-changed", domain="localhost")
     third = post_form(client, "/signup", {"name": "third"}, 429)
     assert "Too many requests" in third.get_data(as_text=True)

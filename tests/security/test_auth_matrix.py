@@ -30,8 +30,14 @@ BODIES: dict[str, dict[str, Any]] = {
     "AccountCreate": {"name": "newcomer"},
     "BotCreate": {"name": "fresh-bot", "url": "http://127.0.0.1:9", "game": "piranha-pedro"},
     "BotUpdate": {"name": "renamed-bot"},
+    "BotVersion": {},
+    "BotPause": {"reason": "maintenance"},
+    "BotCapacity": {"capacity": 1},
     "TournamentCreate": {"game": "piranha-pedro", "bots": "<bot ids>", "seats": 2, "seed": 3},
+    "LadderPause": {"reason": "maintenance"},
+    "LadderTune": {"weight": 2},
 }
+LADDER_ID = 1  # the first ladder the ``tournament_id`` fixture makes on its fresh database
 URLS = ["http://127.0.0.1:9", "http://127.0.0.2:9"]
 
 
@@ -50,7 +56,7 @@ def _owned_or_organizer_only(operation: dict[str, Any]) -> bool:
 
 def _request(world: World, tournament_id: int, path: str, operation: dict[str, Any]) -> tuple[str, Any]:
     """The concrete URL and a valid body for ``operation`` on the world's own objects."""
-    values = {"bot_id": world.bot_ids[0], "tournament_id": tournament_id}
+    values = {"bot_id": world.bot_ids[0], "tournament_id": tournament_id, "ladder_id": LADDER_ID}
     for parameter in operation.get("parameters", []):
         if parameter["in"] == "path":
             assert parameter["name"] in values, f"no test value for path parameter {parameter['name']}"
@@ -73,8 +79,10 @@ def world(offline_context) -> World:
 @pytest.fixture
 def tournament_id(offline_context, world: World) -> int:
     from arena.services import tournaments as service
+    from arena.services.ladders import ensure_ladders
 
     with offline_context.db.session() as session:
+        ensure_ladders(session, offline_context.settings)
         organizer = session.scalar(select(Account).where(Account.is_admin))
         return service.create_tournament(session, organizer, {"game": "piranha-pedro", "bots": list(world.bot_ids),
                                                               "seats": 2}, b"key").id
@@ -139,8 +147,8 @@ def test_a_missing_or_wrong_token_is_refused_with_401(offline_client, offline_co
 @pytest.mark.parametrize(("method", "path", "operation"), RESTRICTED, ids=_ids(RESTRICTED))
 def test_another_users_token_is_refused_with_403(offline_client, offline_context, world, tournament_id,
                                                   method, path, operation) -> None:
-    """Bots: only the owner (an organizer is not the owner). Tournaments: only organizers (a bot
-    owner is not one)."""
+    """Bots: only the owner (an organizer is not the owner). Tournaments and ladders: only organizers (a
+    bot owner is not one)."""
     url, body = _request(world, tournament_id, path, operation)
     others = [world.stranger, world.organizer] if "/bots/" in path else [world.stranger, world.owner]
     before = _state(offline_context)
@@ -156,7 +164,7 @@ def test_the_right_token_is_accepted(offline_client, offline_context, world, tou
                                      operation) -> None:
     """The refusals above are not the endpoint failing for everyone: its rightful caller gets through."""
     url, body = _request(world, tournament_id, path, operation)
-    token = world.organizer if "/tournaments" in path else world.owner
+    token = world.organizer if "/tournaments" in path or "/ladders" in path else world.owner
     response = offline_client.open(url, method=method, json=body, headers=auth(token))
     ok = next(code for code in operation["responses"] if code.startswith("2"))
     assert response.status_code == int(ok), response.get_json()

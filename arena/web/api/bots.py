@@ -33,6 +33,10 @@ def list_bots():  # type: ignore[no-untyped-def]
     limit = int_arg("limit", 100, 1, 500)
     offset = int_arg("offset", 0, 0)
     with unit_of_work() as session:
+        if request.args.get("mine") in ("1", "true"):  # the owner's view: ladder state, rating, recent faults
+            account = current_account(session)
+            assert account is not None
+            return jsonify(bot_status.owner_bots(session, account, context().settings))
         viewer = current_account(session, required=False)
         game = request.args.get("game") or None
         if game is not None and game not in GAMES:

@@ -206,8 +206,10 @@ def spec() -> dict[str, Any]:
                                 "is_admin": {"type": "boolean"}}},
                 400, 403, 409, 413, 422, 429, body="AccountCreate")},
             "/api/bots": {
-                "get": _op("list bots", 200, {"type": "array", "items": {"$ref": "#/components/schemas/Bot"}}, 422,
+                "get": _op("list bots (mine=1: the caller's own, with ladder state and recent faults)", 200,
+                           {"type": "array", "items": {"$ref": "#/components/schemas/Bot"}}, 401, 422,
                            params=[_query("game", {"type": "string"}), limit,
+                                   _query("mine", {"enum": ["1", "true"]}),
                                    _query("offset", {"type": "integer", "minimum": 0, "maximum": 10**9})]),
                 "post": _op("submit a bot; health-checked; answers its signing secret once", 201,
                             {"$ref": "#/components/schemas/Bot"}, 400, 401, 409, 413, 422, 429, body="BotCreate",

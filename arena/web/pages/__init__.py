@@ -34,5 +34,6 @@ from arena.web.pages import (  # noqa: E402,F401 - routes register themselves on
     ladders,
     leaderboards,
     matches,
+    my_bots,
     tournaments,
 )

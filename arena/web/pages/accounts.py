@@ -12,8 +12,9 @@ from arena.services.accounts import authenticate, create_account
 from arena.services.errors import ServiceError
 from arena.web.context import context, unit_of_work
 from arena.web.pages import pages
-from arena.web.pages.common import page, sign_in, sign_out
+from arena.web.pages.common import page, sign_in, sign_out, viewer
 from arena.web.pages.forms import LoginForm, LogoutForm, SignupForm
+from arena.web.pages.my_bots import keep_notice, take_notice
 from arena.web.ratelimit import signup_limit
 
 # A same-site path as a URI reference in plain ASCII: no whitespace or control character (browsers drop
@@ -47,11 +48,29 @@ def signup() -> tuple[str, int] | Response:
                 name = account.name
         except ServiceError as exc:
             error, status = exc.message, exc.status
-        else:
-            response = make_response(page("token.html", 201, name=name, token=token))
-            response.headers["Cache-Control"] = "no-store"
-            return response
+        else:  # post/redirect/get: the token waits in the session for the one page that shows it
+            keep_notice("token", "signed up", name=name, token=token)
+            return redirect(url_for("pages.signup_done"), 303)
+    if request.method == "GET" and _signed_in_name() is not None:  # nothing to offer: say who is signed in
+        return page("signed_in.html", name=_signed_in_name())
     return page("signup.html", status, form=form, error=error, closed=False)
+
+
+@pages.get("/signup/done")
+def signup_done() -> Response:
+    """The new account's token, once: a refresh finds it gone."""
+    notice = take_notice()
+    if notice is None or notice.get("kind") != "token":
+        return redirect(url_for("pages.my_bots"))
+    response = make_response(page("token.html", name=notice["name"], token=notice["token"]))
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _signed_in_name() -> str | None:
+    with unit_of_work(readonly=True) as session:
+        account = viewer(session)
+        return account.name if account is not None else None
 
 
 @pages.route("/login", methods=["GET", "POST"])
@@ -65,6 +84,8 @@ def login() -> tuple[str, int] | Response:
                 sign_in(session, account)
                 return redirect(_safe_next(request.args.get("next")))
         error = "That token is not valid. Tokens start with arena_ and are shown once, at sign-up."
+    if request.method == "GET" and _signed_in_name() is not None:
+        return page("signed_in.html", name=_signed_in_name())
     status = 422 if request.method == "POST" else 200
     return page("login.html", status, form=form, error=error)
 

@@ -11,14 +11,15 @@ from typing import Any
 from flask import make_response, redirect, request, url_for
 from werkzeug.wrappers import Response
 
+from arena.services import bot_owner, bot_status, latency, page_queries
 from arena.services import bots as bot_service
-from arena.services import latency, page_queries
 from arena.services.errors import ServiceError, require_id
 from arena.web.context import context, unit_of_work
 from arena.web.pages import pages
 from arena.web.pages.charts import history_chart
 from arena.web.pages.common import page, viewer
 from arena.web.pages.forms import BotForm
+from arena.web.pages.my_bots import keep_notice, take_notice
 from arena.web.ratelimit import bot_limit
 from referee.games import GAMES
 
@@ -50,7 +51,7 @@ def bot_page(bot_id: int) -> tuple[str, int]:
             "fault_counts": page_queries.fault_counts(session, bot_id),
             "last_faults": page_queries.last_faults(session, bot_id) if is_owner else [],
             "matches": page_queries.bot_matches(session, bot_id),
-        }
+        } | bot_status.page_sections(session, bot, is_owner)
     data["game_title"] = GAMES[data["bot"]["game"]].spec.title if data["bot"]["game"] in GAMES else data["bot"]["game"]
     return page("bot.html", **data)
 
@@ -76,8 +77,24 @@ def new_bot() -> tuple[str, int] | Response:
             error, status = exc.message, exc.status
             details = exc.details if isinstance(exc.details, dict) else {}
             problems = [str(p) for p in details.get("problems", [])]
-        else:
-            response = make_response(page("bot_created.html", 201, bot=created, secret=secret))
-            response.headers["Cache-Control"] = "no-store"
-            return response
+        else:  # post/redirect/get: the secret waits in the session for the one page that shows it
+            shown = {"id": created["id"], "name": created["name"], "warnings": created.get("warnings", [])[:6]}
+            keep_notice("created", "registered", bot=shown, fingerprint=bot_owner.fingerprint(secret))
+            return redirect(url_for("pages.bot_created"), 303)
     return page("bot_new.html", status, form=form, error=error, problems=problems)
+
+
+@pages.get("/bots/new/done")
+def bot_created() -> Response:
+    """The secret of the bot just submitted, once: a refresh (or the back button) finds it gone."""
+    with unit_of_work() as session:
+        account = viewer(session)
+        notice = take_notice()
+        if account is None or notice is None or notice.get("kind") != "created":
+            return redirect(url_for("pages.my_bots"))
+        secret = bot_owner.secret_to_show(session, notice["bot"]["id"], account, notice["fingerprint"])
+    if secret is None:  # rotated meanwhile: the newer secret was shown where it was made
+        return redirect(url_for("pages.my_bots"))
+    response = make_response(page("bot_created.html", bot=notice["bot"], secret=secret))
+    response.headers["Cache-Control"] = "no-store"
+    return response

@@ -1,0 +1,97 @@
+"""Probation: paused by its ladder fault rate or a failed health check, re-checked on a back-off that
+doubles per strike, resumed by itself once healthy."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+from arena.services import bot_owner, probation
+from arena.services.bot_events import BotEventKind, aware, events
+from arena.storage.models import Bot, PausedBy, utcnow
+from tests.arena.owner_fakes import FakeHealth, account, ladder_matches, owner_with_bot
+
+
+def _settings(settings):  # type: ignore[no-untyped-def]
+    return replace(settings, ladder_fault_rate=0.5, ladder_fault_window=6, ladder_fault_min_matches=4,
+                   ladder_recheck_s=60, ladder_recheck_max_s=300)
+
+
+def test_a_bot_faulting_in_most_of_its_recent_ladder_matches_is_paused_with_the_reason(database, settings) -> None:
+    settings = _settings(settings)
+    _, bot_id = owner_with_bot(database)
+    ladder_matches(database, bot_id, [True, True, False])
+    with database.session() as session:
+        assert probation.review(session, [bot_id], settings) == []  # 3 matches: too few to judge
+    ladder_matches(database, bot_id, [True])
+    with database.session() as session:
+        (paused,) = probation.review(session, [bot_id, bot_id], settings)
+    assert paused.strikes == 1 and paused.reason.startswith("3 of its last 4 ladder matches had faults")
+    assert "timeout at /act ×3" in paused.reason
+    with database.session() as session:
+        bot = session.get(Bot, bot_id)
+        assert bot.paused_by == PausedBy.PROBATION and bot.paused_reason == paused.reason
+        assert timedelta(seconds=55) < aware(bot.recheck_at) - utcnow() <= timedelta(seconds=60)
+        assert [e.kind for e in events(session, bot_id)] == [BotEventKind.PROBATION]
+
+
+def test_tournament_matches_and_healthy_matches_do_not_count(database, settings) -> None:
+    settings = _settings(settings)
+    _, bot_id = owner_with_bot(database)
+    ladder_matches(database, bot_id, [True] * 5, ladder_id=None)  # a tournament's faults are its own business
+    ladder_matches(database, bot_id, [False, False, True, False])
+    with database.session() as session:
+        assert probation.review(session, [bot_id], settings) == []
+
+
+def test_rechecks_back_off_per_strike_and_a_healthy_bot_resumes_by_itself(database, settings) -> None:
+    settings = _settings(settings)
+    _, bot_id = owner_with_bot(database)
+    sick = FakeHealth(sick={"http://127.0.0.1:9001"})
+    start = utcnow()
+    with database.session() as session:
+        probation.failed_health_check(session, bot_id, ["GET /: connection_error"], settings, start)
+    assert probation.recheck_due(database, settings, sick, start + timedelta(seconds=59)) == []  # not yet
+    waits = []
+    now = start
+    for _ in range(4):
+        now += timedelta(seconds=400)
+        (result,) = probation.recheck_due(database, settings, sick, now)
+        assert not result.resumed and "connection refused" in result.problems[0]
+        waits.append((result.recheck_at - now).total_seconds())
+    assert waits == [120, 240, 300, 300]  # doubling, capped at ARENA_LADDER_RECHECK_MAX_S
+    (healthy,) = probation.recheck_due(database, settings, FakeHealth(), now + timedelta(seconds=301))
+    assert healthy.resumed
+    with database.session() as session:
+        bot = session.get(Bot, bot_id)
+        assert bot.paused_by is None and bot.recheck_at is None and bot.strikes == 5
+        assert events(session, bot_id)[0].kind == BotEventKind.RESUMED
+        assert "its health check failed" in events(session, bot_id)[1].detail["reason"]
+
+
+def test_faults_before_a_resume_are_not_held_against_the_bot_again(database, settings) -> None:
+    settings = _settings(settings)
+    _, bot_id = owner_with_bot(database)
+    ladder_matches(database, bot_id, [True] * 4, minutes_ago=10)
+    with database.session() as session:
+        assert len(probation.review(session, [bot_id], settings)) == 1
+    probation.recheck_due(database, settings, FakeHealth(), utcnow() + timedelta(hours=1))
+    with database.session() as session:
+        assert probation.review(session, [bot_id], settings) == []  # the old faults are behind it
+    ladder_matches(database, bot_id, [True] * 4, minutes_ago=-120)  # after the (simulated) resume
+    with database.session() as session:
+        (again,) = probation.review(session, [bot_id], settings)
+    assert again.strikes == 2  # a repeat offender waits longer
+
+
+def test_probation_never_resumes_an_owners_pause(database, settings) -> None:
+    settings = _settings(settings)
+    owner, bot_id = owner_with_bot(database)
+    alice = account(database, owner)
+    with database.session() as session:
+        probation.failed_health_check(session, bot_id, ["x"], settings)
+    with database.session() as session:
+        bot_owner.pause(session, bot_id, alice)
+    assert probation.recheck_due(database, settings, FakeHealth(), utcnow() + timedelta(hours=1)) == []
+    with database.session() as session:
+        assert session.get(Bot, bot_id).paused_by == PausedBy.OWNER
