@@ -46,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "e2e":
         from bench import ladder_e2e  # written with the ladder runtime; the simulation works without it
 
-        return ladder_e2e.main(rest)
+        sys.argv = [f"{sys.argv[0]} e2e", *rest]  # its own options, as if it had been run by itself
+        return ladder_e2e.main()
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     return ladder_sim.run(quick=args.quick, seeds=args.seeds, only=set(args.only or ("1", "2", "3")))
