@@ -29,8 +29,12 @@ How tables are built, greedily, best first, each taking one free slot of each of
    an opponent's pair with the anchor also counts how well that opponent is known (``1 / (1 + I sd^2)``):
    a new bot is placed against bots near its estimate whose own ratings are reliable, not against the other
    newcomers.
-2. Otherwise the most valuable pair among the bots with free slots seeds the table and it is filled the
-   same way.
+2. Otherwise the bot whose rank is most in doubt (the largest sum of its pair values over the bots with a
+   free slot: its expected rank error, weighted by what play would still change) anchors the next table,
+   filled the same way. Until the whole board has settled only unsettled bots (``board_settled`` of the bot
+   alone is false) anchor: settled bots play as their opponents but rest otherwise, instead of burning bot
+   time on tables that would change nothing; once everything has settled, every bot may anchor again and
+   the tables are marked "maintenance" (the runtime plays them at its maintenance rate).
 
 ``board_settled`` says when no play would still move the table much (no provisional bot, every interval
 narrow or its rank resolved): the runtime then slows to a maintenance rate. ``share_slots`` splits a global
