@@ -40,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     sim = commands.add_parser("sim", help="benchmarks 1-3 in simulation")
     sim.add_argument("--quick", action="store_true", help="fewer seeds and a smaller board: a smoke run")
     sim.add_argument("--seeds", type=int, default=None, help="seeds per setting (default 5, quick 1)")
-    sim.add_argument("--only", choices=("1", "2", "3"), action="append", help="run only these benchmarks")
+    sim.add_argument("--only", choices=("1", "2", "3", "bound"), action="append",
+                     help="run only these benchmarks (bound: benchmark 1's idealised oracle bound alone)")
     commands.add_parser("e2e", help="benchmark 4, end to end (bench/ladder_e2e.py)", add_help=False)
     args, rest = parser.parse_known_args(argv)
     if args.command == "e2e":

@@ -256,7 +256,10 @@ def shared_budget(games: int, bots: int, players: int, budget: int, tables: int,
     return dict(finished), worst, over
 
 
-def run(quick: bool = False, seeds: int | None = None, only: set[str] | frozenset[str] = frozenset("123")) -> int:
+ALL = frozenset(("1", "2", "3"))
+
+
+def run(quick: bool = False, seeds: int | None = None, only: set[str] | frozenset[str] = ALL) -> int:
     """Print benchmarks 1-3 and their verdicts; 1 if a judged ratio fails (a quick run judges only the caps)."""
     count = seeds or (1 if quick else 4)
     bots1, goal, bots2 = (16, 0.8, 12) if quick else (50, 0.9, 30)
@@ -273,6 +276,12 @@ def run(quick: bool = False, seeds: int | None = None, only: set[str] | frozense
             failed |= _verdict(f"1. Kendall tau {goal} with {bots1} bots, {players} players: matches planner "
                                f"{runs['planner']} (median {median(runs['planner']):.0f}) vs random {runs['random']} "
                                f"(median {median(runs['random']):.0f})", ratio, 0.6, quick)
+    if "1" in only or "bound" in only:
+        bounds = [oracle_bound(strengths(bots1, random.Random(seed * 7919)), goal) for seed in range(1, count + 1)]
+        print(f"   context, not judged: in an idealised model (oracle_bound) a scheduler that knew every strength "
+              f"would need {median([b[0] for b in bounds]):.2f} of random's games by splitting games between bots "
+              f"best, {median([b[1] for b in bounds]):.2f} if every game were also against an equal opponent "
+              f"(seeds: {', '.join(f'{a:.2f}/{b:.2f}' for a, b in bounds)})")
     if "2" in only:
         totals: dict[str, list[int]] = {"planner": [], "newcomer": [], "random": []}
         own: dict[str, list[int]] = {"planner": [], "newcomer": [], "random": []}
@@ -311,3 +320,43 @@ def _verdict(label: str, ratio: float, goal: float, quick: bool) -> bool:
     verdict = "not judged (quick)" if quick else "PASS" if ok else "FAIL"
     print(f"{label}: ratio {ratio:.3f} (goal <= {goal}): {verdict}")
     return not ok and not quick
+
+
+def oracle_bound(strengths_elo: Sequence[float], goal: float) -> tuple[float, float]:
+    """What knowing the truth could save at best, in an idealised model (context for benchmark 1, not judged).
+
+    Bot i's error is independent with variance C / n_i after n_i games (C drops out of every ratio); a pair
+    is misordered with probability Phi(-|d| / sqrt(C/n_i + C/n_j)); Kendall tau reaches ``goal`` when the
+    misordered share is (1 - goal) / 2. Returns (games with the best split of games between bots / games with
+    an equal split, the same when every game is also against an equal opponent: Fisher information 1/4 per
+    game instead of the average p(1 - p) of random pairs)."""
+    s = np.asarray(strengths_elo, dtype=float)
+    n_bots = len(s)
+    i, j = np.triu_indices(n_bots, 1)
+    gap = np.abs(s[i] - s[j])
+    target = (1.0 - goal) / 2.0 * len(gap)
+    erfc = np.vectorize(math.erfc, otypes=[float])
+
+    def misordered(games: np.ndarray) -> float:
+        spread = np.sqrt(1.0 / games[i] + 1.0 / games[j])
+        return float(0.5 * erfc(gap / spread / math.sqrt(2.0)).sum())
+
+    low, high = 1e-6, 1.0
+    while misordered(np.full(n_bots, high)) > target:
+        high *= 2.0
+    for _ in range(50):
+        mid = (low + high) / 2.0
+        low, high = (low, mid) if misordered(np.full(n_bots, mid)) <= target else (mid, high)
+    equal = high * n_bots
+    games = np.full(n_bots, high / 20.0)
+    step = equal / 2000.0
+    while misordered(games) > target:
+        spread = np.sqrt(1.0 / games[i] + 1.0 / games[j])
+        x = gap / spread
+        term = np.exp(-x * x / 2.0) * gap / spread**3  # d(misordered)/d(1/n) per pair, up to a constant
+        gain = (np.bincount(i, term, n_bots) + np.bincount(j, term, n_bots)) / games**2
+        games[int(np.argmax(gain))] += step
+    p = 1.0 / (1.0 + np.exp(-(s[i] - s[j]) / ELO_PER_LOGIT))
+    matched = 0.25 / float((p * (1.0 - p)).mean())
+    best = float(games.sum()) / equal
+    return best, best / matched
