@@ -29,8 +29,12 @@ How tables are built, greedily, best first, each taking one free slot of each of
    an opponent's pair with the anchor also counts how well that opponent is known (``1 / (1 + I sd^2)``):
    a new bot is placed against bots near its estimate whose own ratings are reliable, not against the other
    newcomers.
-2. Otherwise the most valuable pair among the bots with free slots seeds the table and it is filled the
-   same way.
+2. Otherwise the bot whose rank is most in doubt (the largest sum of its pair values over the bots with a
+   free slot: its expected rank error, weighted by what play would still change) anchors the next table,
+   filled the same way. Until the whole board has settled only unsettled bots (``board_settled`` of the bot
+   alone is false) anchor: settled bots play as their opponents but rest otherwise, instead of burning bot
+   time on tables that would change nothing; once everything has settled, every bot may anchor again and
+   the tables are marked "maintenance" (the runtime plays them at its maintenance rate).
 
 ``board_settled`` says when no play would still move the table much (no provisional bot, every interval
 narrow or its rank resolved): the runtime then slows to a maintenance rate. ``share_slots`` splits a global
@@ -77,7 +81,7 @@ class Table:
     """One table to play: rotation 0's seat order (the runtime plays ``len(bot_ids)`` rotations on one deal)."""
 
     bot_ids: tuple[int, ...]
-    reason: str  # human-readable why ("placement of X", "uncertain pair A-B", "maintenance")
+    reason: str  # human-readable why ("placement of X", "uncertain rank of X", "maintenance")
 
 
 def is_provisional(elo_low: float, elo_high: float, width: float = PROVISIONAL_ELO_WIDTH) -> bool:
@@ -138,7 +142,8 @@ def choose_tables(entrants: Sequence[Entrant], players: int, slots: int,
             value[index[b], index[a]] = value[index[a], index[b]]
     sd2 = np.array([max((e.elo_high - e.elo_low) / (2 * Z95) / ELO_PER_LOGIT, MIN_SD_LOGIT) ** 2 for e in pool])
     free = np.array([e.free_slots for e in pool])
-    maintenance = board_settled(pool)
+    maintenance = board_settled(entrants)
+    unsettled = np.array([not board_settled([e]) for e in pool])
     placing = sorted((i for i, e in enumerate(pool) if e.provisional), key=lambda i: (pool[i].matches, rng.random()))
     tables: list[Table] = []
     while len(tables) < slots and int((free > 0).sum()) >= players:
@@ -151,12 +156,15 @@ def choose_tables(entrants: Sequence[Entrant], players: int, slots: int,
             known = 1.0 / (1.0 + info[anchor] * sd2)
             first_gain = value[anchor] * known
         else:
-            masked = np.where(np.outer(free > 0, free > 0), value, -1.0)
-            np.fill_diagonal(masked, -1.0)
-            a, b = divmod(int(np.argmax(masked)), n)
-            seats = [a, b]
-            reason = f"uncertain pair {pool[a].bot_id}-{pool[b].bot_id}"
-            first_gain = value[a] + value[b]
+            # the bot whose rank is most in doubt: the most value summed over the bots it could meet
+            live = (free > 0) & (unsettled | maintenance)
+            if not live.any():
+                break  # the rest of the board has settled: its bots rest until maintenance
+            need = np.where(live, (value * (free > 0)[None, :]).sum(axis=1), -1.0)
+            anchor = int(np.argmax(need))
+            seats = [anchor]
+            reason = f"uncertain rank of {pool[anchor].bot_id}"
+            first_gain = value[anchor].copy()
         gain = first_gain.copy()
         while len(seats) < players:
             candidates = np.where(free > 0, gain, -np.inf)

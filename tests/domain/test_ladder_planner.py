@@ -68,7 +68,16 @@ def test_the_most_overlapping_pair_is_chosen_among_settled_bots() -> None:
     board += [settled(10, 1600.0, width=200.0), settled(11, 1610.0, width=200.0)]
     (table,) = choose_tables(board, players=2, slots=1, recent={}, rng=random.Random(5))
     assert set(table.bot_ids) == {10, 11}
-    assert table.reason in ("uncertain pair 10-11", "uncertain pair 11-10")
+    assert table.reason in ("uncertain rank of 10", "uncertain rank of 11")
+
+
+def test_settled_bots_rest_while_one_bot_is_still_uncertain() -> None:
+    """Only an unsettled bot starts a table; settled bots play as its opponents, not among themselves."""
+    board = [*spread_board(width=100.0), settled(50, 1510.0, width=260.0)]
+    tables = choose_tables(board, players=3, slots=5, recent={}, rng=random.Random(11))
+    assert len(tables) == 1
+    assert 50 in tables[0].bot_ids
+    assert tables[0].reason == "uncertain rank of 50"
 
 
 def test_a_pair_that_met_lately_gives_way() -> None:
@@ -107,8 +116,9 @@ def test_no_bot_gets_more_tables_than_its_free_slots(players: int) -> None:
         free = {e.bot_id: e.free_slots for e in board}
         assert all(seats[b] <= free[b] for b in seats)
         assert all(len(set(t.bot_ids)) == players for t in tables)
-        # it stops only when too few bots have a slot left
-        assert sum(1 for b, f in free.items() if f > seats[b]) < players or len(tables) == 50
+        # it stops only when too few bots have a slot left or only settled bots do
+        left = [e for e in board if e.free_slots > seats[e.bot_id]]
+        assert len(left) < players or all(board_settled([e]) for e in left) or len(tables) == 50
 
 
 def test_at_most_slots_tables_and_none_without_enough_free_bots() -> None:
