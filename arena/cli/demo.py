@@ -86,7 +86,8 @@ def how_to_submit(address: str, spares: list[tuple[str, BotServer]]) -> str:
 
 
 def run_demo(context: Context, cycles: int = 1, address: str = "", timeout_s: float = 900,
-             should_stop: Callable[[], bool] = lambda: False) -> tuple[dict[str, int], list[BotServer]]:
+             should_stop: Callable[[], bool] = lambda: False,
+             keeps_serving: bool = True) -> tuple[dict[str, int], list[BotServer]]:
     """Returns the tournaments and the running bot servers (keep them while pages are served).
 
     With the ladder on (the default) there is no tournament: the bots are submitted and the ladder's
@@ -145,7 +146,8 @@ def run_demo(context: Context, cycles: int = 1, address: str = "", timeout_s: fl
         time.sleep(0.3)
     for game, _prefix, seats in DEMO_GAMES:
         _print_leaderboard(context, game, seats)
-    print(how_to_submit(address, spares), flush=True)
+    if keeps_serving:  # said again under the leaderboards, where the eye is when the demo settles
+        print(how_to_submit(address, spares), flush=True)
     return tournaments, servers
 
 

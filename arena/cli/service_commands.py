@@ -83,7 +83,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         context = stack.start(args.host, args.port)
         # the bots are threads of this process: they end with it, after the workers that call them
         run_demo(context, cycles=args.cycles, address=f"http://{args.host}:{args.port}/",
-                 should_stop=stack.stop_requested.is_set)
+                 should_stop=stack.stop_requested.is_set, keeps_serving=not args.exit)
         if not args.exit and not stack.stop_requested.is_set():
             print(f"\nPages: http://{args.host}:{args.port}/  (Ctrl-C to stop)", flush=True)
             stack.wait()

@@ -136,7 +136,7 @@ def test_my_bots_in_a_browser(owner_arena, browser, screenshots, random_bots) ->
 
     # A URL nothing answers: refused, in words.
     card = page.locator(f"#bot-{bot_id}")
-    card.get_by_text("Change the URL, capacity, or retire").click()
+    card.get_by_text("Change the URL, name, capacity, or retire").click()
     card.get_by_label("New URL").fill("http://127.0.0.1:9")
     card.get_by_role("button", name="Move (same version)").click()
     notice = page.locator("#notice").text_content() or ""
@@ -164,7 +164,7 @@ def test_my_bots_in_a_browser(owner_arena, browser, screenshots, random_bots) ->
     # Retire the new version.
     page.goto(base + "/me/bots")
     card = page.locator(f"#bot-{v2}")
-    card.get_by_text("Change the URL, capacity, or retire").click()
+    card.get_by_text("Change the URL, name, capacity, or retire").click()
     card.get_by_role("button", name="Retire pedro").click()
     assert page.get_by_text("Retired: it plays no more ladder matches").is_visible()
     assert errors == [], errors

@@ -119,3 +119,13 @@ def test_another_owners_bot_cannot_be_touched(owner, context) -> None:
     assert "only the bot&#39;s owner may change it" in other.get("/me/bots").get_data(as_text=True)
     with context.db.session() as session:
         assert session.get(Bot, bot_id).retired_at is None
+
+
+def test_a_bot_is_renamed_through_the_page(owner, context) -> None:
+    client, bot_id = owner
+    assert _post(client, f"/me/bots/{bot_id}/name", {"name": "pedro-2"}).status_code == 303
+    assert "Renamed." in client.get("/me/bots").get_data(as_text=True)
+    _post(client, f"/me/bots/{bot_id}/name", {"name": "bad/name"})
+    assert "name must be 1-60 characters" in client.get("/me/bots").get_data(as_text=True)
+    with context.db.session() as session:
+        assert session.get(Bot, bot_id).name == "pedro-2"

@@ -99,6 +99,14 @@ def move_bot(bot_id: int) -> Response:
                                                           ctx.health_check))
 
 
+@pages.post("/me/bots/<int:bot_id>/name")
+def rename_bot(bot_id: int) -> Response:
+    ctx, name = context(), _field("name")
+    return _act(bot_id, "Renamed.", lambda account_id: bot_service.change_bot(ctx.db, bot_id, account_id,
+                                                                              {"name": name}, ctx.settings,
+                                                                              ctx.health_check))
+
+
 @pages.post("/me/bots/<int:bot_id>/version")
 @bot_check_limit
 def publish_version(bot_id: int) -> Response:
