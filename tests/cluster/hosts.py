@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+import requests
+
 from tests.cluster.topology import ARENA_NETWORK, BOTS_ALIAS, BOTS_NETWORK, Cluster
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,7 +117,15 @@ class Hosts:
     def start_web(self) -> None:
         self.spawn("web", "gunicorn", [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py",
                                        "arena.web.wsgi:app"])
-        wait_port(self.cluster.address("web"), WEB_PORT)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:  # every gunicorn worker up and talking to db
+            try:
+                if all(requests.get(self.web_url + "/healthz", timeout=5).status_code == 200 for _ in range(4)):
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(0.3)
+        raise RuntimeError("the web host did not come up")
 
     def start_workers(self, host: str, count: int) -> None:
         for i in range(count):

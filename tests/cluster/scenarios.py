@@ -267,10 +267,11 @@ def _timed(phase: str, what: str, name: str | None, call: Callable[[], requests.
     started = time.monotonic()
     try:
         response = call()
-        status, body = response.status_code, response.text[:300]
+        status, body = response.status_code, response.text
+        clear = status != 503 or ("cannot be reached" in body and response.headers.get("Retry-After") is not None)
     except requests.RequestException as exc:
-        status, body = None, type(exc).__name__
-    return {"phase": phase, "what": what, "name": name, "status": status, "body": body,
+        status, body, clear = None, type(exc).__name__, False
+    return {"phase": phase, "what": what, "name": name, "status": status, "body": body[:200], "clear": clear,
             "seconds": round(time.monotonic() - started, 2)}
 
 
@@ -284,7 +285,7 @@ def _judge_web(run: Run, outcomes: list[dict[str, Any]]) -> dict[str, Any]:
         by_phase.setdefault(o["phase"], {}).setdefault(key, 0)
         by_phase[o["phase"]][key] += 1
     bad = [o for o in outcomes if o["status"] is None or (o["status"] >= 500 and o["status"] != 503)]
-    unclear = [o for o in outcomes if o["status"] == 503 and "unavailable" not in o["body"].lower()]
+    unclear = [o for o in outcomes if not o["clear"]]
     slow = [o for o in outcomes if o["seconds"] > 15]
     with run.context.db.session(readonly=True) as session:
         stored = {b.name: b for b in session.scalars(select(Bot).where(Bot.name.like("sub-%")))}
