@@ -41,11 +41,15 @@ def start(cluster: Cluster, run_dir: Path, workers_per_host: int) -> Run:
     hosts.start_web()
     for host in WORKER_HOSTS:
         hosts.start_workers(host, workers_per_host)
+    hosts.wait_bots()
     with context.db.session() as session:
         owner, _token = create_account(session, "owner")
         ids = [bot_service.register_bot(session, owner, f"bot-{port}", hosts.bot_url(port), GAME, context.settings,
                                         context.health_check)[0].id for port in BOT_PORTS + FAST_BOT_PORTS]
-    return Run(cluster, hosts, context, ids[:len(BOT_PORTS)], ids[len(BOT_PORTS):], workers_per_host)
+    hosts.wait_web()
+    run = Run(cluster, hosts, context, ids[:len(BOT_PORTS)], ids[len(BOT_PORTS):], workers_per_host)
+    run.wait_workers(WORKER_HOSTS)
+    return run
 
 
 def heal_everything(run: Run) -> None:

@@ -47,7 +47,7 @@ class Hosts:
     """Starts, kills and restarts the processes of the cluster's hosts; logs go to ``run_dir``."""
 
     def __init__(self, cluster: Cluster, run_dir: Path, lease_s: int = 4, decision_ms: int = 1000,
-                 scenario_delay_ms: float = 150, throughput_delay_ms: float = 50) -> None:
+                 scenario_delay_ms: float = 100, throughput_delay_ms: float = 50) -> None:
         self.cluster, self.run_dir = cluster, run_dir
         self.scenario_delay_ms, self.throughput_delay_ms = scenario_delay_ms, throughput_delay_ms
         self.procs: dict[str, list[subprocess.Popen]] = {}
@@ -117,6 +117,8 @@ class Hosts:
     def start_web(self) -> None:
         self.spawn("web", "gunicorn", [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py",
                                        "arena.web.wsgi:app"])
+
+    def wait_web(self) -> None:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:  # every gunicorn worker up and talking to db
             try:
@@ -136,6 +138,8 @@ class Hosts:
         self.spawn("bots", "bots", [sys.executable, "-m", "tests.cluster.bots_host", "--ports",
                                     *map(str, BOT_PORTS + FAST_BOT_PORTS), "--delays-ms", *map(str, delays),
                                     "--log", str(self.bot_log)])
+
+    def wait_bots(self) -> None:
         for port in BOT_PORTS + FAST_BOT_PORTS:
             wait_port(self.cluster.address("bots"), port)
 

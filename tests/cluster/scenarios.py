@@ -73,6 +73,20 @@ class Run:
     def restart_workers(self, host: str) -> None:
         self.hosts.start_workers(host, self.workers_per_host)
 
+    def wait_workers(self, hosts: tuple[str, ...], timeout_s: float = 90) -> None:
+        """Until every worker of ``hosts`` has registered with RQ (imported, connected, listening)."""
+        from rq import Worker
+
+        deadline = time.monotonic() + timeout_s
+        assert self.context.queue is not None
+        while time.monotonic() < deadline:
+            live = [w.name.split(":")[:2] for w in Worker.all(connection=self.context.queue.redis)]
+            if all(sum(h == host and int(pid) in self.cluster.pids(host) for h, pid in live) >= self.workers_per_host
+                   for host in hosts):  # a killed worker stays registered for a while: count the living
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"the workers of {hosts} did not start")
+
 
 def worker_partition(run: Run) -> dict[str, Any]:
     """1. A worker host cut off mid-match for longer than its lease: until another worker has taken the
@@ -101,7 +115,7 @@ def worker_partition(run: Run) -> dict[str, Any]:
 
 def web_db_partition(run: Run) -> dict[str, Any]:
     """2. The web host cut off from db (only) while users browse and submit bots."""
-    tournament_id = run.tournament()
+    tournament_id = run.tournament(cycles=2)
     users = [_user(run, f"user{len(run.tournaments)}-{i}") for i in range(3)]
     outcomes: list[dict[str, Any]] = []
     stop = threading.Event()
@@ -148,6 +162,7 @@ def worker_host_killed(run: Run) -> dict[str, Any]:
     killed = run.hosts.kill_host("w2")
     time.sleep(1)
     run.restart_workers("w2")
+    run.wait_workers(("w2",))
     run.wait_done(tournament_id)
     match = run.match(victim)
     assert match.status == MatchStatus.FINISHED and match.attempts >= 2, (match.status, match.attempts)
@@ -191,7 +206,7 @@ def throughput(run: Run, hosts_counts: tuple[int, ...] = (1, 2, 3), cycles: int 
     for count in hosts_counts:
         for host in WORKER_HOSTS[:count]:
             run.restart_workers(host)
-        time.sleep(3)  # the workers import and connect before the clock starts
+        run.wait_workers(WORKER_HOSTS[:count])  # the clock starts once they listen
         tournament_id = run.tournament(cycles, run.fast_bots)
         run.wait_done(tournament_id, 180)
         with run.context.db.session(readonly=True) as session:
@@ -203,6 +218,7 @@ def throughput(run: Run, hosts_counts: tuple[int, ...] = (1, 2, 3), cycles: int 
             run.hosts.kill_host(host)
     for host in WORKER_HOSTS:
         run.restart_workers(host)
+    run.wait_workers(WORKER_HOSTS)
     base = figures[hosts_counts[0]]
     return {"matches_per_minute": figures, "scaling": {k: round(v / base, 2) for k, v in figures.items()},
             "workers_per_host": run.workers_per_host, "bot_delay_ms": run.hosts.throughput_delay_ms,
