@@ -52,10 +52,13 @@ class Hosts:
         self.scenario_delay_ms, self.throughput_delay_ms = scenario_delay_ms, throughput_delay_ms
         self.procs: dict[str, list[subprocess.Popen]] = {}
         self.starts = 0
+        (run_dir / "home").mkdir(exist_ok=True)
         self.db_address = cluster.address("db")
         self.database_url = f"postgresql+psycopg://postgres@{self.db_address}:{DB_PORT}/arena"
         self.env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/root", "PYTHONPATH": str(ROOT),
+            # HOME of the run's own: gunicorn keeps a control socket there, which another gunicorn on the
+            # machine must not share
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(run_dir / "home"), "PYTHONPATH": str(ROOT),
             "ARENA_ENV": "production", "ARENA_SECRET_KEY": "cluster-test-secret",
             "ARENA_DATABASE_URL": self.database_url,
             "ARENA_REDIS_URL": f"redis://{self.db_address}:{REDIS_PORT}/0",

@@ -43,7 +43,13 @@ def netns_available() -> str | None:
     made = ip("netns", "add", probe, check=False)
     if made.returncode != 0:
         return f"`ip netns add` does not work here: {made.stderr.strip()}"
-    ip("netns", "del", probe, check=False)
+    try:
+        uts = subprocess.run(["ip", "netns", "exec", probe, "unshare", "--uts", "true"], capture_output=True,
+                             text=True, timeout=20)
+    finally:
+        ip("netns", "del", probe, check=False)
+    if uts.returncode != 0:
+        return f"`unshare --uts` does not work inside a namespace here: {uts.stderr.strip()}"
     return None
 
 
