@@ -100,6 +100,7 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
                                 guard=address_guard(settings), on_step=keeper.on_step)
     except LeaseLost as exc:
         log.warning("match stopped: %s", exc, extra={"match_id": match_id, "game": game, "worker": worker})
+        _release(db, match_id, worker, attempt)  # still ours after all (only unconfirmed): free it for a retry
         return "lost"
     except RulesError as exc:
         log.error("match cannot be set up: %s", exc, extra={"match_id": match_id})

@@ -64,7 +64,7 @@ def test_lost_lease_regression_a_worker_went_on_calling_the_bots_for_a_match_cla
     off) played on to the end, sending the bots turns of a match another worker was playing or had
     recorded. It now stops at the next step once a renewal finds the claim gone."""
     calls: list[tuple[float, str]] = []
-    taken = threading.Event()
+    stolen_at: list[float] = []
 
     def act(request: dict[str, Any]) -> Any:
         calls.append((time.monotonic(), request["match_id"]))
@@ -76,25 +76,25 @@ def test_lost_lease_regression_a_worker_went_on_calling_the_bots_for_a_match_cla
         match_id = _one_match(context, servers)
 
         def take_over() -> None:  # another worker claims it, as if this one's lease had run out
-            while not calls:
+            while not any(name == f"m{match_id}a1" for _t, name in calls):  # not the health checks' calls
                 time.sleep(0.01)
             with context.db.session() as session:
                 session.execute(update(Match).where(Match.id == match_id)
                                 .values(worker="w2", attempts=Match.attempts + 1))
-            taken.set()
+            stolen_at.append(time.monotonic())
 
         thief = threading.Thread(target=take_over)
         thief.start()
-        stolen_at_latest = time.monotonic()
         outcome = run_match(context.db, context.settings, match_id, "w1")
         thief.join()
     finally:
         for server in servers:
             server.shutdown()
             server.server_close()
-    assert taken.is_set() and outcome == "lost"
+    assert stolen_at and outcome == "lost"
     renewal = context.settings.match_lease_s / 3
-    assert max(t for t, _ in calls) < stolen_at_latest + renewal + 1.5  # at most one renewal and one step later
+    last_call = max(t for t, name in calls if name == f"m{match_id}a1")
+    assert last_call < stolen_at[0] + renewal + 1.0  # at most one renewal and one step (0.2 s) later
     with context.db.session(readonly=True) as session:
         match = session.get(Match, match_id)
         assert (match.status, match.worker) == (MatchStatus.RUNNING, "w2")  # left to the worker that holds it
@@ -116,3 +116,34 @@ def test_lost_lease_regression_a_worker_cut_off_from_the_database_stops_before_i
             assert "could not renew" in str(exc)
         else:
             raise AssertionError("played on without knowing it still held the match")
+
+
+def test_lost_lease_regression_a_worker_that_cannot_renew_stops_in_time_and_frees_the_match(context,
+                                                                                              monkeypatch) -> None:
+    """The database unreachable from the worker alone (every renewal fails): it stops calling the bots
+    before its lease can run out, and once the database answers again it hands the match back."""
+    calls: list[tuple[float, str]] = []
+
+    def act(request: dict[str, Any]) -> Any:
+        calls.append((time.monotonic(), request["match_id"]))
+        time.sleep(0.3)
+        return request["legal_actions"][0]
+
+    def cut_off(self) -> bool:  # type: ignore[no-untyped-def]
+        raise ConnectionError("the database is on the other side of a partition")
+
+    servers = [start_in_thread(Bot(name=f"slow-{i}", act=act, games=sorted(GAMES))) for i in range(2)]
+    try:
+        match_id = _one_match(context, servers)
+        monkeypatch.setattr(_LeaseKeeper, "renew", cut_off)
+        started = time.monotonic()
+        assert run_match(context.db, context.settings, match_id, "w1") == "lost"
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+    lease = context.settings.match_lease_s
+    assert max(t for t, name in calls if name == f"m{match_id}a1") < started + lease  # none once it may be over
+    with context.db.session(readonly=True) as session:
+        match = session.get(Match, match_id)
+        assert (match.status, match.attempts) == (MatchStatus.QUEUED, 1)  # free for the next claim at once
