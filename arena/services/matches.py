@@ -180,7 +180,8 @@ class _LeaseKeeper:
             raise LeaseLost(f"attempt {self.attempt} was claimed by another worker or finished")
         late = time.monotonic() - self.valid_until
         if late > 0:
-            raise LeaseLost(f"attempt {self.attempt} could not renew its lease for {late + self.lease_s:.1f} s")
+            unconfirmed = late + self.lease_s - self.margin_s
+            raise LeaseLost(f"attempt {self.attempt} could not renew its lease for {unconfirmed:.1f} s")
 
     def on_step(self, _turn: int, _decisions: list[dict[str, Any]]) -> None:
         self.check()
