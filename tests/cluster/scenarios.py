@@ -125,7 +125,7 @@ def web_db_partition(run: Run) -> dict[str, Any]:
     for thread in threads:
         thread.start()
     time.sleep(3)
-    cut_s = 10
+    cut_s = 15  # well over a request's worst case (a dead connection's write, then a connect: 2 x ARENA_DB_TIMEOUT_S)
     phase["now"] = "cut"
     run.cluster.cut_pair("web", "db")
     time.sleep(cut_s)
