@@ -302,7 +302,7 @@ def _judge_web(run: Run, outcomes: list[dict[str, Any]]) -> dict[str, Any]:
         by_phase[o["phase"]][key] += 1
     bad = [o for o in outcomes if o["status"] is None or (o["status"] >= 500 and o["status"] != 503)]
     unclear = [o for o in outcomes if not o["clear"]]
-    slow = [o for o in outcomes if o["seconds"] > 15]
+    slow = [o for o in outcomes if o["seconds"] > 20]  # gunicorn would cut it at 30
     with run.context.db.session(readonly=True) as session:
         stored = {b.name: b for b in session.scalars(select(Bot).where(Bot.name.like("sub-%")))}
     accepted = [o["name"] for o in outcomes if o["what"].startswith("POST") and o["status"] == 201]
@@ -312,7 +312,7 @@ def _judge_web(run: Run, outcomes: list[dict[str, Any]]) -> dict[str, Any]:
     after = [o for o in outcomes if o["phase"] == "healed"]
     assert not bad, f"{len(bad)} answers were 5xx other than 503 or no answer: {bad[:5]}"
     assert not unclear, f"503 answers that do not say what is wrong: {unclear[:3]}"
-    assert not slow, f"answers slower than 15 s: {slow[:5]}"
+    assert not slow, f"answers slower than 20 s: {slow[:5]}"
     assert not missing and not half, f"accepted but not stored: {missing}; half-written: {half}"
     assert after and after[-1]["status"] in (200, 201), f"not healed: {after[-3:]}"
     assert by_phase.get("cut", {}).get("503"), f"the cut was never noticed: {by_phase}"
