@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -42,6 +43,7 @@ def run_cluster(scenarios: list[str] | None = None, throughput: bool = False, ti
         report = {"error": f"the driver did not finish within {timeout_s} s"}
     finally:
         cluster.destroy()
+        shutil.rmtree(run_dir / "pg", ignore_errors=True)  # the database (40 MB); the logs stay
     report["run_dir"] = str(run_dir)
     report["driver_log"] = (run_dir / "driver.log").read_text(errors="replace")[-6000:] \
         if (run_dir / "driver.log").exists() else ""
