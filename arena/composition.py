@@ -23,7 +23,7 @@ class Context:
 def build_context(settings: Settings | None = None, migrate: bool = True) -> Context:
     settings = settings or load_settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    db = Database(settings.resolved_database_url)
+    db = Database(settings.resolved_database_url, timeout_s=settings.db_timeout_s)
     if migrate:
         db.migrate()
     queue = MatchQueue(connect(settings.redis_url), settings) if settings.redis_url else None

@@ -87,8 +87,18 @@ ensure_starter_toolchains() {
     command -v node >/dev/null 2>&1 || apt_install nodejs
 }
 
+ensure_cluster_tools() {
+    # tests/cluster/ builds network namespaces (ip netns, veth, a bridge) and runs its own PostgreSQL
+    # (the server binaries under /usr/lib/postgresql/*/bin) and redis-server inside them, as root.
+    command -v ip >/dev/null 2>&1 || apt_install iproute2
+    command -v unshare >/dev/null 2>&1 || apt_install util-linux
+    ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || apt_install postgresql
+    command -v redis-server >/dev/null 2>&1 || apt_install redis-server
+}
+
 ensure_test_services() {
     command -v psql >/dev/null 2>&1 || apt_install postgresql-client
+    ensure_cluster_tools
     command -v wrk >/dev/null 2>&1 || apt_install wrk
     ensure_nginx
     ensure_redis

@@ -1,7 +1,9 @@
 """The database handle: one engine per process, sessions per unit of work, migrations on start.
 
 SQLite (the default) runs in WAL mode with a busy timeout so the web app and several workers can share
-one file; PostgreSQL is used as is.
+one file. On PostgreSQL a connection that cannot be made, or whose peer stops acknowledging what is sent
+(a network partition), fails after ``timeout_s`` instead of the kernel's minutes: a web request then
+answers "unavailable" at once, and a worker's lease keeper notices it is cut off.
 """
 
 from __future__ import annotations
@@ -36,10 +38,19 @@ def _sqlite_begin(conn) -> None:  # type: ignore[no-untyped-def]
     conn.exec_driver_sql(f"BEGIN {mode}")
 
 
+def _postgres_timeouts(timeout_s: float) -> dict[str, int]:
+    """libpq options: give up connecting after ``timeout_s``; drop a connection whose sent data goes
+    unacknowledged that long (``tcp_user_timeout``, which also bounds the pool's pre-ping); probe idle
+    ones with keepalives. A query may still run as long as it needs: only silence from the peer counts."""
+    seconds = max(1, round(timeout_s))
+    return {"connect_timeout": seconds, "tcp_user_timeout": seconds * 1000, "keepalives": 1,
+            "keepalives_idle": seconds, "keepalives_interval": max(1, seconds // 2), "keepalives_count": 3}
+
+
 class Database:
     """Engine + session factory for one database URL."""
 
-    def __init__(self, url: str, echo: bool = False) -> None:
+    def __init__(self, url: str, echo: bool = False, timeout_s: float = 5) -> None:
         self.url = url
         kwargs: dict = {"echo": echo, "future": True}
         if url.startswith("sqlite"):
@@ -48,7 +59,7 @@ class Database:
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
             kwargs["connect_args"] = {"timeout": 30, "check_same_thread": False}
         else:
-            kwargs.update(pool_pre_ping=True, pool_size=5, max_overflow=10)
+            kwargs.update(pool_pre_ping=True, pool_size=5, max_overflow=10, connect_args=_postgres_timeouts(timeout_s))
         self.engine: Engine = create_engine(url, **kwargs)
         if url.startswith("sqlite"):
             event.listen(self.engine, "connect", _sqlite_pragmas)

@@ -57,4 +57,6 @@ def init_rate_limits(app: Flask, context: Context) -> None:
     app.config["RATELIMIT_STORAGE_URI"] = storage_uri(settings.redis_url)
     app.config["RATELIMIT_KEY_PREFIX"] = f"arena-limits:{settings.queue_name}"
     app.config["RATELIMIT_SWALLOW_ERRORS"] = True  # Redis down: serve without limits rather than fail
+    # ... and find out quickly: without timeouts a Redis cut off by the network held every request for minutes
+    app.config["RATELIMIT_STORAGE_OPTIONS"] = {"socket_timeout": 2, "socket_connect_timeout": 2}
     limiter.init_app(app)

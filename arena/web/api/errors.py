@@ -7,7 +7,7 @@ import logging
 from flask import jsonify, request
 from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
-from arena.services.errors import ServiceError
+from arena.services.errors import ServiceError, unavailable
 from arena.web.api import api
 
 log = logging.getLogger("arena.web")
@@ -44,5 +44,11 @@ def http_error(exc: HTTPException):  # type: ignore[no-untyped-def]
 def unexpected(exc: Exception):  # type: ignore[no-untyped-def]
     if isinstance(exc, HTTPException):
         return http_error(exc)
+    down = unavailable(exc)
+    if down is not None:
+        log.warning("unavailable: %s: %s", type(exc).__name__, exc)
+        response = error_response(down.status, down.message)
+        response.headers["Retry-After"] = str(down.retry_after_s)
+        return response
     log.exception("unexpected error")
     return error_response(500, "internal error; it has been logged")

@@ -7,13 +7,13 @@ import logging
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
-from arena.services.errors import ServiceError
+from arena.services.errors import ServiceError, unavailable
 from arena.web.pages import pages
 from arena.web.pages.common import page
 
 log = logging.getLogger("arena.web")
 TITLES = {400: "Bad request", 401: "Sign in needed", 403: "Not allowed", 404: "Not found", 409: "Conflict",
-          422: "Not valid", 429: "Too many requests", 500: "Something went wrong"}
+          422: "Not valid", 429: "Too many requests", 500: "Something went wrong", 503: "Unavailable for a moment"}
 
 
 def error_page(status: int, message: str) -> tuple[str, int]:
@@ -36,8 +36,13 @@ def http_error(exc: HTTPException) -> tuple[str, int]:
 
 
 @pages.errorhandler(Exception)
-def unexpected(exc: Exception) -> tuple[str, int]:
+def unexpected(exc: Exception) -> tuple[str, int] | tuple[str, int, dict[str, str]]:
     if isinstance(exc, HTTPException):
         return http_error(exc)
+    down = unavailable(exc)
+    if down is not None:
+        log.warning("unavailable: %s: %s", type(exc).__name__, exc)
+        body, status = error_page(down.status, down.message[0].upper() + down.message[1:] + ".")
+        return body, status, {"Retry-After": str(down.retry_after_s)}
     log.exception("unexpected error on a page")
     return error_page(500, "An internal error occurred; it has been logged.")

@@ -1,0 +1,149 @@
+"""A worker whose lease ran out while it was cut off (a network partition) must neither record the match
+another worker claimed again, nor go on calling the bots for it (found by tests/cluster/)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from sqlalchemy import select, update
+
+from arena.services.matches import LeaseLost, _LeaseKeeper, claim, record, run_match
+from arena.storage.models import Match, MatchStatus
+from arena.storage.replays import decompress
+from referee.games import GAMES
+from referee.runner import BotSpec, play_match
+from sample_bots.sdk import Bot, start_in_thread
+from tests.arena import service_harness as h
+
+
+def _one_match(context, servers) -> int:
+    bots = h.register_bots(context, servers, "piranha-pedro")
+    h.start_tournament(context, {"game": "piranha-pedro", "bots": bots, "seats": 2, "seed": 1})
+    with context.db.session() as session:
+        return session.scalar(select(Match.id).order_by(Match.id).limit(1))
+
+
+def test_stale_lease_regression_a_partitioned_worker_overwrote_the_match_claimed_again_elsewhere(context) -> None:
+    """Bug: ``record`` stored a match whenever its row was running or queued, so a worker that came back
+    from a partition after its lease had run out recorded its stale play over the claim of the worker
+    that was playing the match again. Recording now needs the claim (worker and attempt) to still hold."""
+    with h.slow_bots(2, 0) as servers:
+        match_id = _one_match(context, servers)
+        specs = [BotSpec(url=s.url, secret=s.bot.secret) for s in servers]
+        with context.db.session() as session:
+            assert claim(session, match_id, "cut-off", lease_s=-1)  # its lease runs out while it is away
+        stale = play_match("piranha-pedro", specs, 1, match_id=f"m{match_id}a1")
+        with context.db.session() as session:
+            assert claim(session, match_id, "w2", lease_s=30)  # played again elsewhere: attempt 2
+        assert not record(context.db, match_id, stale, claim=("cut-off", 1))  # the stale worker comes back
+        with context.db.session(readonly=True) as session:
+            assert session.get(Match, match_id).status == MatchStatus.RUNNING  # still w2's to record
+        fresh = play_match("piranha-pedro", specs, 1, match_id=f"m{match_id}a2")
+        assert record(context.db, match_id, fresh, claim=("w2", 2))
+    with context.db.session(readonly=True) as session:
+        match = session.get(Match, match_id)
+        assert match.status == MatchStatus.SEALED  # its twin of the deal is still to play
+        assert decompress(match.replay_gz)["match_id"] == f"m{match_id}a2"
+
+
+def test_stale_lease_regression_the_same_worker_name_with_an_older_attempt_cannot_record(context) -> None:
+    with h.slow_bots(2, 0) as servers:
+        match_id = _one_match(context, servers)
+        specs = [BotSpec(url=s.url, secret=s.bot.secret) for s in servers]
+        for _ in range(2):  # the same worker process claims it twice (its first job was retried)
+            with context.db.session() as session:
+                assert claim(session, match_id, "w1", lease_s=-1)
+        stale = play_match("piranha-pedro", specs, 1, match_id=f"m{match_id}a1")
+        assert not record(context.db, match_id, stale, claim=("w1", 1))
+
+
+def test_lost_lease_regression_a_worker_went_on_calling_the_bots_for_a_match_claimed_elsewhere(context) -> None:
+    """Bug: a worker whose match was claimed again by another (its lease had run out while it was cut
+    off) played on to the end, sending the bots turns of a match another worker was playing or had
+    recorded. It now stops at the next step once a renewal finds the claim gone."""
+    calls: list[tuple[float, str]] = []
+    stolen_at: list[float] = []
+
+    def act(request: dict[str, Any]) -> Any:
+        calls.append((time.monotonic(), request["match_id"]))
+        time.sleep(0.2)
+        return request["legal_actions"][0]
+
+    servers = [start_in_thread(Bot(name=f"slow-{i}", act=act, games=sorted(GAMES))) for i in range(2)]
+    try:
+        match_id = _one_match(context, servers)
+
+        def take_over() -> None:  # another worker claims it, as if this one's lease had run out
+            while not any(name == f"m{match_id}a1" for _t, name in calls):  # not the health checks' calls
+                time.sleep(0.01)
+            with context.db.session() as session:
+                session.execute(update(Match).where(Match.id == match_id)
+                                .values(worker="w2", attempts=Match.attempts + 1))
+            stolen_at.append(time.monotonic())
+
+        thief = threading.Thread(target=take_over)
+        thief.start()
+        outcome = run_match(context.db, context.settings, match_id, "w1")
+        thief.join()
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+    assert stolen_at and outcome == "lost"
+    renewal = context.settings.match_lease_s / 3
+    last_call = max(t for t, name in calls if name == f"m{match_id}a1")
+    assert last_call < stolen_at[0] + renewal + 1.0  # at most one renewal and one step (0.2 s) later
+    with context.db.session(readonly=True) as session:
+        match = session.get(Match, match_id)
+        assert (match.status, match.worker) == (MatchStatus.RUNNING, "w2")  # left to the worker that holds it
+
+
+class _UnreachableDatabase:
+    def session(self, readonly: bool = False):  # type: ignore[no-untyped-def]
+        raise ConnectionError("the database is on the other side of a partition")
+
+
+def test_lost_lease_regression_a_worker_cut_off_from_the_database_stops_before_its_lease_can_run_out() -> None:
+    keeper = _LeaseKeeper(_UnreachableDatabase(), 1, "w1", 1, lease_s=1, claimed_at=time.monotonic())  # type: ignore[arg-type]
+    with keeper:
+        keeper.on_step(1, [])  # still surely ours
+        time.sleep(0.95)  # 0.9 s: the lease less its tenth for clocks
+        try:
+            keeper.on_step(2, [])
+        except LeaseLost as exc:
+            assert "could not renew" in str(exc)
+        else:
+            raise AssertionError("played on without knowing it still held the match")
+
+
+def test_lost_lease_regression_a_worker_that_cannot_renew_stops_in_time_and_frees_the_match(context,
+                                                                                              monkeypatch) -> None:
+    """The database unreachable from the worker alone (every renewal fails): it stops calling the bots
+    before its lease can run out, and once the database answers again it hands the match back."""
+    calls: list[tuple[float, str]] = []
+
+    def act(request: dict[str, Any]) -> Any:
+        calls.append((time.monotonic(), request["match_id"]))
+        time.sleep(0.3)
+        return request["legal_actions"][0]
+
+    def cut_off(self) -> bool:  # type: ignore[no-untyped-def]
+        raise ConnectionError("the database is on the other side of a partition")
+
+    servers = [start_in_thread(Bot(name=f"slow-{i}", act=act, games=sorted(GAMES))) for i in range(2)]
+    try:
+        match_id = _one_match(context, servers)
+        monkeypatch.setattr(_LeaseKeeper, "renew", cut_off)
+        started = time.monotonic()
+        assert run_match(context.db, context.settings, match_id, "w1") == "lost"
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+    lease = context.settings.match_lease_s
+    assert max(t for t, name in calls if name == f"m{match_id}a1") < started + lease  # none once it may be over
+    with context.db.session(readonly=True) as session:
+        match = session.get(Match, match_id)
+        assert (match.status, match.attempts) == (MatchStatus.QUEUED, 1)  # free for the next claim at once

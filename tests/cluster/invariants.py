@@ -1,0 +1,146 @@
+"""What must hold after every scenario, read from the cluster's database and the bots' request log.
+
+1. Every scheduled match is finished or cancelled, and its stored replay is the one its last claim played
+   (a replay from an older attempt means a stale lease wrote it).
+2. Nothing was counted twice: seat results, live Elo games, tournament tallies and head-to-head pairs all
+   agree with the finished matches.
+3. Every stored leaderboard equals a fresh fit of the match log.
+4. No bot received a request for a match after that match's result was recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from itertools import permutations
+from pathlib import Path
+
+from sqlalchemy import func, select
+
+from arena.ratings.leaderboard import leaderboard as fit_leaderboard
+from arena.services.leaderboards import BOOTSTRAP_SEED, match_log
+from arena.storage.db import Database
+from arena.storage.models import (
+    LiveRating,
+    Match,
+    MatchSeat,
+    MatchStatus,
+    Rating,
+    TournamentPair,
+    TournamentScore,
+)
+from arena.storage.replays import decompress
+
+DONE = {MatchStatus.FINISHED, MatchStatus.CANCELLED}
+
+
+def check_all(db: Database, bot_log: Path, tournament_ids: list[int]) -> list[str]:
+    """Every broken invariant, in words (empty when all hold)."""
+    problems: list[str] = []
+    with db.session(readonly=True) as session:
+        problems += _every_match_done_once(session, tournament_ids)
+        problems += _nothing_counted_twice(session)
+        problems += _leaderboards_equal_a_fresh_fit(session)
+        finished_at = {m: t.timestamp() for m, t in session.execute(
+            select(Match.id, Match.finished_at).where(Match.finished_at.is_not(None))).all()}
+    problems += _no_request_after_the_result(bot_log, finished_at)
+    return problems
+
+
+def _every_match_done_once(session, tournament_ids: list[int]) -> list[str]:  # type: ignore[no-untyped-def]
+    problems = []
+    rows = session.execute(select(Match.id, Match.status, Match.attempts, Match.replay_gz, Match.worker)
+                           .where(Match.tournament_id.in_(tournament_ids))).all()
+    if not rows:
+        return ["no match was scheduled"]
+    for match_id, status, attempts, blob, worker in rows:
+        if status not in DONE:
+            problems.append(f"match {match_id} ended {getattr(status, 'value', status)} (worker {worker}, "
+                            f"attempts {attempts})")
+        elif status == MatchStatus.FINISHED:
+            played = decompress(blob)["match_id"]
+            if played != f"m{match_id}a{attempts}":
+                problems.append(f"match {match_id}: the stored replay is attempt {played}, the last claim was "
+                                f"attempt {attempts} (a stale lease recorded it)")
+    return problems
+
+
+def _nothing_counted_twice(session) -> list[str]:  # type: ignore[no-untyped-def]
+    problems = []
+    finished = Match.status == MatchStatus.FINISHED
+    seats = Counter(dict(session.execute(
+        select(MatchSeat.bot_id, func.count()).join(Match, Match.id == MatchSeat.match_id).where(finished)
+        .group_by(MatchSeat.bot_id)).all()))
+    live = Counter()
+    for bot_id, games in session.execute(select(LiveRating.bot_id, LiveRating.games)).all():
+        live[bot_id] += games
+    if +live != +seats:
+        problems.append(f"live Elo counted {dict(live)} games, the finished matches hold {dict(seats)}")
+    tallied = session.execute(
+        select(Match.tournament_id, MatchSeat.bot_id, func.count()).join(Match, Match.id == MatchSeat.match_id)
+        .where(finished, Match.tournament_id.is_not(None)).group_by(Match.tournament_id, MatchSeat.bot_id)).all()
+    expected = {(t, b): n for t, b, n in tallied}
+    scores = {(t, b): n for t, b, n in session.execute(
+        select(TournamentScore.tournament_id, TournamentScore.bot_id, TournamentScore.matches)).all() if n}
+    if scores != expected:
+        problems.append(f"tournament tallies {scores} differ from the finished matches {expected}")
+    problems += _pairs_counted_once(session)
+    return problems
+
+
+def _pairs_counted_once(session) -> list[str]:  # type: ignore[no-untyped-def]
+    """Every ordered pair of bots met in a finished tournament match is counted exactly once per match."""
+    met: Counter = Counter()
+    rows = session.execute(select(Match.tournament_id, MatchSeat.match_id, MatchSeat.bot_id)
+                           .join(Match, Match.id == MatchSeat.match_id)
+                           .where(Match.status == MatchStatus.FINISHED, Match.tournament_id.is_not(None))).all()
+    by_match: dict[tuple[int, int], list[int]] = {}
+    for tournament_id, match_id, bot_id in rows:
+        by_match.setdefault((tournament_id, match_id), []).append(bot_id)
+    for (tournament_id, _match), bots in by_match.items():
+        for a, b in permutations(bots, 2):
+            met[(tournament_id, a, b)] += 1
+    counted = {(t, a, b): w + d + lost for t, a, b, w, d, lost in session.execute(
+        select(TournamentPair.tournament_id, TournamentPair.bot_id, TournamentPair.other_id, TournamentPair.wins,
+               TournamentPair.draws, TournamentPair.losses)).all() if w + d + lost}
+    return [] if counted == dict(met) else [f"head-to-head tallies {counted} differ from the meetings {dict(met)}"]
+
+
+def _leaderboards_equal_a_fresh_fit(session) -> list[str]:  # type: ignore[no-untyped-def]
+    problems = []
+    boards = session.execute(select(Match.game, Match.num_players).where(Match.status == MatchStatus.FINISHED)
+                             .distinct()).all()
+    for game, players in boards:
+        log, _last = match_log(session, game, players)
+        stored = {r.bot_id: r for r in session.scalars(select(Rating).where(Rating.game == game,
+                                                                            Rating.players == players))}
+        fresh = fit_leaderboard(log, rng=random.Random(BOOTSTRAP_SEED))
+        if {row.bot for row in fresh} != set(stored):
+            problems.append(f"{game}/{players}: stored bots {sorted(stored)} differ from the fit's")
+            continue
+        for row in fresh:
+            mine = stored[row.bot]
+            same = (mine.games == row.games and (mine.rank, mine.rank_low, mine.rank_high)
+                    == (row.rank, row.rank_low, row.rank_high)
+                    and all(abs(a - b) < 1e-6 for a, b in ((mine.elo, row.elo), (mine.elo_low, row.elo_low),
+                                                          (mine.elo_high, row.elo_high))))
+            if not same:
+                problems.append(f"{game}/{players}: bot {row.bot} stored {mine.games} games, Elo {mine.elo:.3f}; "
+                                f"a fresh fit says {row.games} games, Elo {row.elo:.3f}")
+    return problems
+
+
+def _no_request_after_the_result(bot_log: Path, finished_at: dict[int, float]) -> list[str]:
+    late = []
+    for line in bot_log.read_text().splitlines():
+        entry = json.loads(line)
+        name = entry.get("match") or ""
+        if not name.startswith("m") or "a" not in name:
+            continue  # a health check or an `arena check`, not a match
+        match_id = int(name[1:].split("a", 1)[0])
+        recorded = finished_at.get(match_id)
+        if recorded is not None and entry["t"] > recorded:
+            late.append(f"bot :{entry['port']} got {entry['path']} turn {entry['turn']} of {name} "
+                        f"{entry['t'] - recorded:.2f} s after match {match_id} was recorded")
+    return late[:20]
