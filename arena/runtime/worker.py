@@ -9,6 +9,7 @@ picks which) re-queues what the database says is unfinished.
 from __future__ import annotations
 
 import logging
+import signal
 import threading
 import time
 
@@ -68,8 +69,14 @@ def run_worker(context: Context, burst: bool = False, reconcile_in_background: b
         while True:
             # maintenance every minute, not RQ's ten: it is when a worker takes over the scheduler
             # (delayed refits) from one that was killed
-            worker = SimpleWorker([context.queue.queue], connection=context.queue.redis, name=_rq_name(),
-                                  maintenance_interval=60)
+            try:  # building the worker talks to Redis too (CLIENT SETNAME): Redis may be gone already
+                worker = SimpleWorker([context.queue.queue], connection=context.queue.redis, name=_rq_name(),
+                                      maintenance_interval=60)
+            except (RedisConnectionError, RedisTimeoutError, ConnectionRefusedError) as exc:
+                log.warning("Redis unavailable (%s); retrying in 1 s", exc)
+                if _stopped_while_waiting(1.0):
+                    return 0
+                continue
             try:
                 worker.work(burst=burst, with_scheduler=True, logging_level="WARNING")
                 return 0
@@ -86,6 +93,27 @@ def run_worker(context: Context, burst: bool = False, reconcile_in_background: b
     finally:
         if reconciler:
             reconciler.stopping.set()
+
+
+class _Stop(Exception):
+    pass
+
+
+def _stopped_while_waiting(seconds: float) -> bool:
+    """Wait, returning True at once if SIGTERM or SIGINT comes (outside RQ's loop, RQ's handlers may
+    belong to a worker object that no longer runs)."""
+    def stop(_signum: int, _frame: object) -> None:
+        raise _Stop
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        time.sleep(seconds)
+        return False
+    except _Stop:
+        return True
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _rq_name() -> str:
