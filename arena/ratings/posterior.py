@@ -1,0 +1,342 @@
+"""The leaderboard's intervals: a Bayesian posterior whose prior is fitted to the board, deals as units.
+
+Why not the bootstrap any more: resampling the log cannot show what a bot's strength might be beyond the
+few results it has. A bot with one match is missing from about a third of the resamples and sits at the
+prior mean there, and its one win moves it up in the rest, so its interval began at the mean: one win
+excluded every below-average strength, and bots with 1-2 matches were covered 50-86 % of the time.
+
+Model. Bradley-Terry on the pairs of every match (``outcomes``), strengths r_i ~ N(0, tau^2) independently.
+The posterior's mode is the table's Elo, and its Laplace approximation N(mode, A^-1), A the negative Hessian
+of the log-posterior at the mode, gives the intervals. A bot's interval is then as wide as the prior allows
+until its results narrow it: a new bot's interval spans the strengths such bots have, and it is honest on
+average over the bots of a board exactly when tau is the spread of their strengths. So:
+
+* tau is fitted (empirical Bayes, MacKay's fixed point): tau^2 = (nu0 s0^2 + |mode|^2) / (nu0 + gamma),
+  gamma = n - tr(A^-1) / tau^2 the number of strengths the data pin down, with a weak hyperprior (``nu0``
+  = ``HYPER_BOTS`` pseudo-bots at ``s0`` = ``HYPER_SD_ELO``) so that a board with no information about its
+  spread (few bots, few matches) gets a spread typical of a game's bots instead of zero;
+* the pairs of one deal are not independent, and neither are the rotations of one duplicate deal (same
+  cards, rotated seats). Each deal's results enter as a unit: the likelihood is tempered by the design
+  effect d = sum over bots and deals of (the deal's gradient)^2 / sum over bots and matches of (the match's
+  gradient)^2 (1 when each deal is one match; at least 1), the magnitude adjustment of a composite
+  likelihood. It is the analytic form of resampling whole deals: the deal-clustered (sandwich) variance of
+  the score against the per-match one.
+
+Intervals: mode +- z sd, with sd from the diagonal of the covariance of the ratings relative to the pool
+mean (the anchor the table is read against). Rank ranges: the 2.5th and 97.5th percentile of each bot's
+rank over ``draws`` joint draws from the posterior (so they are 95 % ranges for the rank, correlations
+included). LOS of a bot over the next: Phi(difference / sd of the difference).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from statistics import NormalDist
+
+import numpy as np
+
+from arena.ratings import dense
+from arena.ratings.bradley_terry import ELO_PER_LOGIT
+from arena.ratings.packed import PackedLog, PairTally
+
+HYPER_BOTS = 5.0
+HYPER_SD_ELO = 200.0
+MIN_SD_ELO, MAX_SD_ELO = 10.0, 3000.0
+TAU_TOLERANCE = 1e-10  # on log tau^2: the fitted Elo then moves by far less than 1e-6
+MAX_TAU_ITERATIONS = 60
+NEWTON_TOLERANCE = 1e-10
+SMOOTHING_ROUNDS = 3
+CURVATURE_STEP = 0.2  # in log tau^2
+MIN_SPREAD_SD, MAX_SPREAD_SD = 0.05, 1.0  # in log tau^2: below, one component; above, capped
+PRIOR_INFORMATION = 5.0  # logit^-2: about 20 even matches' worth of agreement between model and data
+
+
+@dataclass(frozen=True, eq=False)
+class Component:
+    """The Gaussian approximation at one prior spread: mode (logits, mean zero), the inverse of A's Cholesky
+    factor (A^-1 = inverse^T inverse), the prior's sd (Elo), and its weight in the mixture."""
+
+    mode: np.ndarray
+    inverse_factor: np.ndarray
+    prior_sd: float
+    weight: float
+
+    @property
+    def variances(self) -> np.ndarray:
+        """Variance of each rating relative to the pool mean (logit^2): the all-ones direction of A^-1,
+        whose eigenvalue is the prior's variance, taken out."""
+        n = len(self.mode)
+        return (self.inverse_factor**2).sum(axis=0) - (self.prior_sd / ELO_PER_LOGIT) ** 2 / n
+
+
+@dataclass(frozen=True, eq=False)
+class Posterior:
+    """The fitted posterior: a mixture over the prior's spread (its weights from the evidence; one component
+    when the data pin the spread down), the central component's mode being the table's ratings."""
+
+    components: tuple[Component, ...]
+    design_effect: float
+
+    @property
+    def central(self) -> Component:
+        return self.components[len(self.components) // 2]
+
+    @property
+    def mode(self) -> np.ndarray:
+        return self.central.mode
+
+    @property
+    def prior_sd(self) -> float:
+        return self.central.prior_sd
+
+    def intervals(self, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+        """Per bot, the central ``confidence`` interval of the mixture's marginal (logits, pool mean 0)."""
+        tail = (1.0 - confidence) / 2.0
+        means = np.array([c.mode for c in self.components])
+        sds = np.sqrt(np.maximum(np.array([c.variances for c in self.components]), 1e-300))
+        weights = np.array([c.weight for c in self.components])[:, None]
+        if len(self.components) == 1:
+            z = NormalDist().inv_cdf(1.0 - tail)
+            return means[0] - z * sds[0], means[0] + z * sds[0]
+
+        def quantile(q: float) -> np.ndarray:
+            low, high = (means - 9.0 * sds).min(axis=0), (means + 9.0 * sds).max(axis=0)
+            for _ in range(60):  # bisection on the mixture's CDF, every bot at once
+                middle = (low + high) / 2.0
+                cdf = (weights * 0.5 * (1.0 + _erf((middle - means) / (sds * math.sqrt(2.0))))).sum(axis=0)
+                below = cdf < q
+                low, high = np.where(below, middle, low), np.where(below, high, middle)
+            return (low + high) / 2.0
+
+        return quantile(tail), quantile(1.0 - tail)
+
+    def difference_variance(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+        """Variance of r_i - r_j over the mixture, for index arrays i, j."""
+        means, variances = [], []
+        for c in self.components:
+            columns = c.inverse_factor[:, i] - c.inverse_factor[:, j]
+            variances.append((columns**2).sum(axis=0))
+            means.append(c.mode[i] - c.mode[j])
+        weights = np.array([c.weight for c in self.components])[:, None]
+        mean = (weights * np.array(means)).sum(axis=0)
+        return (weights * (np.array(variances) + (np.array(means) - mean) ** 2)).sum(axis=0)
+
+    def draws(self, gen: np.random.Generator, count: int) -> np.ndarray:
+        """count x n joint draws from the mixture, each made mean zero like the fit."""
+        n = len(self.mode)
+        weights = np.array([c.weight for c in self.components])
+        which = gen.choice(len(self.components), size=count, p=weights / weights.sum())
+        z = gen.standard_normal((n, count))
+        samples = np.empty((count, n))
+        for k, c in enumerate(self.components):
+            chosen = which == k
+            samples[chosen] = (c.inverse_factor.T @ z[:, chosen]).T + c.mode
+        return samples - samples.mean(axis=1, keepdims=True)
+
+
+_erf = np.vectorize(math.erf, otypes=[float])
+
+
+def design_effect(log: PackedLog, pairs: PairTally, r: np.ndarray, inverse: np.ndarray) -> float:
+    """Observed over modelled information, J / H (see the module docstring): J sums, over bots and deals,
+    the square of the deal's share of the bot's score, each deal's score taken as if the deal had been
+    left out of the fit (its leverage undone: g / (I - H_deal Sigma), to first order the leave-one-out
+    residual, without which sparse bots' residuals, partly fitted away, would read as a too-small J);
+    H is the likelihood's curvature. ``PRIOR_INFORMATION`` is added to both so a small board keeps d
+    near 1. Deals whose matches do not all seat the same bots are taken match by match."""
+    per_match = dense.match_gradients(log, pairs, r)
+    m, k = log.seats.shape
+    order = np.argsort(log.seats, axis=1)
+    bots = np.take_along_axis(log.seats, order, axis=1)
+    gradient = np.take_along_axis(per_match, order, axis=1)
+    position = np.argsort(order, axis=1)  # seat -> column in the sorted bots
+    p = dense._probabilities(r)
+    curvature = np.where(pairs.mask, pairs.weight * p[pairs.first, pairs.second] * (1.0 - p[pairs.first, pairs.second]),
+                         0.0)
+    hessian = np.zeros((m, k, k))
+    rows = np.arange(m)
+    for column, (a, b) in enumerate(zip(pairs.seat_a.tolist(), pairs.seat_b.tolist(), strict=True)):
+        pa, pb, c = position[:, a], position[:, b], curvature[:, column]
+        hessian[rows, pa, pa] += c
+        hessian[rows, pb, pb] += c
+        hessian[rows, pa, pb] -= c
+        hessian[rows, pb, pa] -= c
+    unit = np.arange(m) if log.deals is None else log.deals
+    _, first, unit = np.unique(unit, return_index=True, return_inverse=True)
+    unit = unit.ravel()
+    regular = (bots == bots[first[unit]]).all(axis=1)
+    unit = np.where(regular, unit, len(first) + np.arange(m))  # an irregular deal's matches: units of their own
+    _, first, unit = np.unique(unit, return_index=True, return_inverse=True)
+    unit = unit.ravel()
+    count = len(first)
+    unit_gradient = np.zeros((count, k))
+    unit_hessian = np.zeros((count, k, k))
+    np.add.at(unit_gradient, unit, gradient)
+    np.add.at(unit_hessian, unit, hessian)
+    members = bots[first]
+    sigma = inverse.T @ inverse
+    block = sigma[members[:, :, None], members[:, None, :]]
+    left_out = np.linalg.solve(np.eye(k) - unit_hessian @ block, unit_gradient[:, :, None])[:, :, 0]
+    observed = float((left_out**2).sum())
+    modelled = float(np.trace(unit_hessian, axis1=1, axis2=2).sum())
+    return (observed + PRIOR_INFORMATION) / (modelled + PRIOR_INFORMATION)
+
+
+def newton(score: np.ndarray, precision: float, start: np.ndarray) -> np.ndarray:
+    """The mode by damped Newton with exact solves (the exact path: no iterative solver, no warm start)."""
+    games = score + score.T
+    won = score.sum(axis=1)
+    r = start.copy()
+    p = dense._probabilities(r)
+    value = dense._objective(score, p, r, precision)
+    for _ in range(dense.MAX_ITERATIONS):
+        grad, a = dense._gradient_hessian(score, games, won, p, r, precision)
+        step = np.linalg.solve(a, grad)
+        scale = 1.0
+        for _ in range(dense.MAX_HALVINGS):
+            trial = r + scale * step
+            trial_p = dense._probabilities(trial)
+            trial_value = dense._objective(score, trial_p, trial, precision)
+            if trial_value >= value - 1e-12 * abs(value):
+                break
+            scale /= 2.0
+        r, p, value = trial, trial_p, trial_value
+        if float(np.abs(step).max(initial=0.0)) * scale < NEWTON_TOLERANCE:
+            return r - r.mean()
+    raise ArithmeticError("Bradley-Terry fit did not converge")
+
+
+def _state(log: PackedLog, pairs: PairTally, score: np.ndarray, precision: float, start: np.ndarray,
+           exact: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Mode and Cholesky inverse factor of the (smoothed) precision A at one prior precision."""
+    if exact:
+        r = newton(score, precision, start)
+    else:
+        r, _ = dense.fit(log, replace(pairs, score=score), precision, start, None, 0)
+    return r, inverse_factor(score, r, precision)
+
+
+def inverse_factor(score: np.ndarray, r: np.ndarray, precision: float) -> np.ndarray:
+    """inv(L) with L L^T = A: the precision of the Gaussian approximation of the posterior.
+
+    At the mode A is the prior's precision plus sum games p (1 - p) over the pairs, the curvature at the
+    mode; but the logistic curvature is highest at p = 1/2, where shrinkage puts sparse bots, so the mode's
+    curvature overstates what the data say and the intervals of sparse bots came out narrow. Each pair's
+    curvature is therefore averaged over the approximation itself (the difference d ~ N(mu, s^2):
+    E[sigma'(d)] ~ kappa sigma'(kappa mu), kappa = (1 + pi s^2 / 8)^-1/2, MacKay's probit approximation),
+    a few rounds from the mode's curvature: a variational Gaussian's expected curvature."""
+    games = score + score.T
+    mu = r[:, None] - r[None, :]
+    kappa = np.ones_like(mu)
+    inverse = np.empty((0, 0))
+    for _ in range(SMOOTHING_ROUNDS + 1):
+        p = 1.0 / (1.0 + np.exp(-np.clip(kappa * mu, -dense.CLIP, dense.CLIP)))
+        a = -games * kappa * p * (1.0 - p)
+        a[np.diag_indices_from(a)] = precision - a.sum(axis=1)
+        inverse = np.linalg.inv(np.linalg.cholesky(a))
+        sigma = inverse.T @ inverse
+        variance = np.diag(sigma)
+        spread = np.maximum(variance[:, None] + variance[None, :] - 2.0 * sigma, 0.0)
+        kappa = 1.0 / np.sqrt(1.0 + math.pi * spread / 8.0)
+    return inverse
+
+
+def fit(log: PackedLog, pairs: PairTally, start: np.ndarray, *, prior_sd: float | None = None,
+        exact: bool = True) -> Posterior:
+    """The posterior of one board: prior sd fitted unless given (Elo), deals tempered, the mixture over the
+    prior's spread where the data leave it uncertain (see the module docstring)."""
+    n = len(log.bots)
+    d = 1.0
+    fixed = prior_sd is not None
+    t = 2.0 * math.log((prior_sd if fixed else initial_sd(start)) / ELO_PER_LOGIT)  # log tau^2, logits
+    r = start.copy()
+    for tempered in (False, True):  # d is measured at the untempered fit, then the fit is redone with it
+        score = pairs.score / d
+        if fixed:
+            r, inverse = _state(log, pairs, score, math.exp(-t), r, exact)
+        else:
+            t, r, inverse = _fit_tau(log, pairs, score, n, t, r, exact)
+        if tempered:
+            break
+        d = design_effect(log, pairs, r, inverse)
+    central = Component(r, inverse, ELO_PER_LOGIT * math.exp(t / 2.0), 1.0)
+    if fixed:
+        return Posterior((central,), d)
+    return Posterior(_spread_mixture(log, pairs, pairs.score / d, t, central, exact), d)
+
+
+def log_evidence(score: np.ndarray, t: float, r: np.ndarray, inverse: np.ndarray) -> float:
+    """Laplace approximation of log p(log | tau) + log hyperprior(tau), up to a constant (t = log tau^2)."""
+    p = dense._probabilities(r)
+    likelihood = float((score * np.log(p)).sum())
+    log_det = -2.0 * float(np.log(np.diag(inverse)).sum())
+    hyper = HYPER_BOTS * (HYPER_SD_ELO / ELO_PER_LOGIT) ** 2
+    return likelihood - 0.5 * float(r @ r) * math.exp(-t) - 0.5 * len(r) * t - 0.5 * log_det \
+        - 0.5 * hyper * math.exp(-t) - 0.5 * HYPER_BOTS * t
+
+
+def _spread_mixture(log: PackedLog, pairs: PairTally, score: np.ndarray, t: float, central: Component,
+                    exact: bool) -> tuple[Component, ...]:
+    """Components at t + k h (k = -2..2, h the sd of log tau^2 from the evidence's curvature at t), weighted
+    by their evidence; just the central one when h < ``MIN_SPREAD_SD`` (the data pin tau down)."""
+    at_centre = log_evidence(score, t, central.mode, central.inverse_factor)
+    states = {}
+    for step in (-CURVATURE_STEP, CURVATURE_STEP):
+        r, inverse = _state(log, pairs, score, math.exp(-(t + step)), central.mode, exact)
+        states[step] = log_evidence(score, t + step, r, inverse)
+    curvature = (states[-CURVATURE_STEP] - 2.0 * at_centre + states[CURVATURE_STEP]) / CURVATURE_STEP**2
+    h = MAX_SPREAD_SD if curvature >= 0 else min(MAX_SPREAD_SD, 1.0 / math.sqrt(-curvature))
+    if h < MIN_SPREAD_SD:
+        return (central,)
+    components = []
+    for k in (-2, -1, 0, 1, 2):
+        if k == 0:
+            r, inverse, value = central.mode, central.inverse_factor, at_centre
+        else:
+            r, inverse = _state(log, pairs, score, math.exp(-(t + k * h)), central.mode, exact)
+            value = log_evidence(score, t + k * h, r, inverse)
+        components.append((r, inverse, ELO_PER_LOGIT * math.exp((t + k * h) / 2.0), value))
+    top = max(value for *_, value in components)
+    weights = [math.exp(value - top) for *_, value in components]
+    total = sum(weights)
+    return tuple(Component(r, inverse, sd, w / total)
+                 for (r, inverse, sd, _), w in zip(components, weights, strict=True))
+
+
+def initial_sd(start: np.ndarray) -> float:
+    """A first guess of the prior sd (Elo): the spread of the stored ratings, else the hyperprior's."""
+    if len(start) > 2 and start.std() > 0:
+        return float(np.clip(ELO_PER_LOGIT * start.std(), MIN_SD_ELO, MAX_SD_ELO))
+    return HYPER_SD_ELO
+
+
+def _fit_tau(log: PackedLog, pairs: PairTally, score: np.ndarray, n: int, t: float, r: np.ndarray,
+             exact: bool) -> tuple[float, np.ndarray, np.ndarray]:
+    """Solve t = log tau^2 = g(t) (MacKay's update, see the module docstring) by the secant method on
+    g(t) - t, falling back to the plain update when a secant step leaves the bracket of sane spreads."""
+    hyper = HYPER_BOTS * (HYPER_SD_ELO / ELO_PER_LOGIT) ** 2
+    bounds = (2.0 * math.log(MIN_SD_ELO / ELO_PER_LOGIT), 2.0 * math.log(MAX_SD_ELO / ELO_PER_LOGIT))
+
+    def update(t: float, start: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        r, inverse = _state(log, pairs, score, math.exp(-t), start, exact)
+        trace = float((inverse**2).sum())
+        gamma = max(0.0, n - trace * math.exp(-t))
+        return math.log((hyper + float(r @ r)) / (HYPER_BOTS + gamma)), r, inverse
+
+    previous: tuple[float, float] | None = None
+    for _ in range(MAX_TAU_ITERATIONS):
+        target, r, inverse = update(t, r)
+        residual = target - t
+        if abs(residual) < TAU_TOLERANCE:
+            return t, r, inverse
+        if (t <= bounds[0] and target < t) or (t >= bounds[1] and target > t):
+            return t, r, inverse  # the data ask for a spread beyond the sane range: keep its edge
+        following = target
+        if previous is not None and residual != previous[1]:
+            secant = t - residual * (t - previous[0]) / (residual - previous[1])
+            if bounds[0] <= secant <= bounds[1]:
+                following = secant
+        previous = (t, residual)
+        t = min(max(following, bounds[0]), bounds[1])
+    raise ArithmeticError("the prior's spread did not converge")
