@@ -8,8 +8,8 @@ so every fitted table can be held against the truth:
   ladder in one table. Coverage is counted per bucket of matches played (1, 2, 4-6, 15-25, 80-120).
 * ``sparse`` boards: 50 bots and 50 matches, tables drawn uniformly (the case measured at 73 % before).
 * ``deals`` boards: like ``ladder``, but every table is a duplicate deal played in all its k seat rotations,
-  the deal shifting each bot's strength by N(0, 100 Elo) for all its rotations (deal luck a bot keeps across
-  the rotations: the results of one deal are correlated). Fitted with the deals given and without them.
+  each rotation repeating the deal's first finishing order with probability 1/2 (the results of one deal
+  are correlated; each is still a race of the true strengths). Fitted with the deals given and without.
 
 Accuracy is Kendall's tau between fitted and true strengths over all bots of a board (averaged over boards);
 coverage is the share of bots whose true strength, relative to the pool mean (the fit's anchor), lies inside
@@ -28,7 +28,7 @@ import numpy as np
 from arena.ratings import ELO_PER_LOGIT, MatchOutcome
 
 SPREAD_ELO = 200.0
-DEAL_LUCK_ELO = 100.0
+DEAL_REPEAT = 0.5
 BUCKETS = {1: (1, 1), 2: (2, 2), 5: (4, 6), 20: (15, 25), 100: (80, 120)}
 TARGETS = (100, 20, 5, 2, 1)
 PER_TARGET = 12
@@ -83,16 +83,25 @@ def sparse_board(seed: int, players: int, bots: int = 50, matches: int = 50) -> 
 
 
 def deal_board(seed: int, players: int) -> Board:
-    """Each table of ``ladder_tables`` played as a duplicate deal: k rotations sharing the deal's luck."""
+    """Each table of ``ladder_tables`` played as a duplicate deal, in its k seat rotations: with probability
+    ``DEAL_REPEAT`` a rotation repeats the deal's first finishing order (the cards decided it), else it is
+    a fresh race. Every match is still a Plackett-Luce race of the true strengths, but the rotations of one
+    deal are correlated, so counting them as independent matches overstates what the log knows."""
     rng = random.Random(seed)
     truth = strengths(rng, PER_TARGET * len(TARGETS))
     log = []
     tables = ladder_tables(rng, players)
     for number, table in enumerate(tables[: max(1, len(tables) // players)]):
-        luck = {bot: rng.gauss(0.0, DEAL_LUCK_ELO / ELO_PER_LOGIT) for bot in table}
-        for shift in range(players):
+        first = race(rng, truth.__getitem__, table)
+        order = sorted(table, key=lambda bot: first.ranks[table.index(bot)])
+        log.append(MatchOutcome(first.bots, first.ranks, "ranked", ("deal", number)))
+        for shift in range(1, players):
             rotated = table[shift:] + table[:shift]
-            log.append(race(rng, lambda bot, luck=luck: truth[bot] + luck[bot], rotated, deal=("deal", number)))
+            if rng.random() < DEAL_REPEAT:
+                ranks = tuple(order.index(bot) + 1 for bot in rotated)
+                log.append(MatchOutcome(tuple(rotated), ranks, "ranked", ("deal", number)))
+            else:
+                log.append(race(rng, truth.__getitem__, rotated, deal=("deal", number)))
     return Board(truth, log)
 
 

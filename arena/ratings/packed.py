@@ -84,6 +84,8 @@ def pack(outcomes: Sequence[MatchOutcome]) -> PackedLog:
 def deal_groups(deals: Sequence[Hashable | None]) -> np.ndarray | None:
     """One small integer per match, shared by the matches of one deal (``None`` keys: a deal each);
     ``None`` when no two matches share a deal."""
+    if all(deal is None for deal in deals):
+        return None
     groups: dict[Hashable, int] = {}
     out = np.empty(len(deals), dtype=np.int64)
     for m, deal in enumerate(deals):

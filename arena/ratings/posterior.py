@@ -47,27 +47,35 @@ TAU_TOLERANCE = 1e-10  # on log tau^2: the fitted Elo then moves by far less tha
 MAX_TAU_ITERATIONS = 60
 NEWTON_TOLERANCE = 1e-10
 SMOOTHING_ROUNDS = 3
+LARGE_SMOOTHING_ROUNDS = 1  # each round is several N^2 passes; one takes most of the effect
 CURVATURE_STEP = 0.2  # in log tau^2
 MIN_SPREAD_SD, MAX_SPREAD_SD = 0.05, 1.0  # in log tau^2: below, one component; above, capped
 PRIOR_INFORMATION = 5.0  # logit^-2: about 20 even matches' worth of agreement between model and data
 
 
 @dataclass(frozen=True, eq=False)
+class Curvature:
+    """What the intervals need from A, the precision of the Gaussian approximation at one prior spread:
+    the diagonal of A^-1 (uncentred), log det A, and, when computed exactly, inv(L) with L L^T = A."""
+
+    variances: np.ndarray
+    log_det: float
+    inverse: np.ndarray | None
+    a: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
 class Component:
-    """The Gaussian approximation at one prior spread: mode (logits, mean zero), the inverse of A's Cholesky
-    factor (A^-1 = inverse^T inverse), the prior's sd (Elo), and its weight in the mixture."""
+    """The Gaussian approximation at one prior spread: mode (logits, mean zero), the variance of each
+    rating relative to the pool mean, the prior's sd (Elo), the weight in the mixture, and a factor for
+    joint draws: ``inverse`` (A^-1 = inverse^T inverse) scaled per bot by ``scale``."""
 
     mode: np.ndarray
-    inverse_factor: np.ndarray
+    variances: np.ndarray
     prior_sd: float
     weight: float
-
-    @property
-    def variances(self) -> np.ndarray:
-        """Variance of each rating relative to the pool mean (logit^2): the all-ones direction of A^-1,
-        whose eigenvalue is the prior's variance, taken out."""
-        n = len(self.mode)
-        return (self.inverse_factor**2).sum(axis=0) - (self.prior_sd / ELO_PER_LOGIT) ** 2 / n
+    inverse: np.ndarray
+    scale: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,7 +110,7 @@ class Posterior:
 
         def quantile(q: float) -> np.ndarray:
             low, high = (means - 9.0 * sds).min(axis=0), (means + 9.0 * sds).max(axis=0)
-            for _ in range(60):  # bisection on the mixture's CDF, every bot at once
+            for _ in range(50):  # bisection on the mixture's CDF, every bot at once
                 middle = (low + high) / 2.0
                 cdf = (weights * 0.5 * (1.0 + _erf((middle - means) / (sds * math.sqrt(2.0))))).sum(axis=0)
                 below = cdf < q
@@ -115,7 +123,7 @@ class Posterior:
         """Variance of r_i - r_j over the mixture, for index arrays i, j."""
         means, variances = [], []
         for c in self.components:
-            columns = c.inverse_factor[:, i] - c.inverse_factor[:, j]
+            columns = c.inverse[:, i] * c.scale[i] - c.inverse[:, j] * c.scale[j]
             variances.append((columns**2).sum(axis=0))
             means.append(c.mode[i] - c.mode[j])
         weights = np.array([c.weight for c in self.components])[:, None]
@@ -131,14 +139,14 @@ class Posterior:
         samples = np.empty((count, n))
         for k, c in enumerate(self.components):
             chosen = which == k
-            samples[chosen] = (c.inverse_factor.T @ z[:, chosen]).T + c.mode
+            samples[chosen] = (c.inverse.T @ z[:, chosen]).T * c.scale + c.mode
         return samples - samples.mean(axis=1, keepdims=True)
 
 
 _erf = np.vectorize(math.erf, otypes=[float])
 
 
-def design_effect(log: PackedLog, pairs: PairTally, r: np.ndarray, inverse: np.ndarray) -> float:
+def design_effect(log: PackedLog, pairs: PairTally, r: np.ndarray, state: Curvature) -> float:
     """Observed over modelled information, J / H (see the module docstring): J sums, over bots and deals,
     the square of the deal's share of the bot's score, each deal's score taken as if the deal had been
     left out of the fit (its leverage undone: g / (I - H_deal Sigma), to first order the leave-one-out
@@ -162,21 +170,27 @@ def design_effect(log: PackedLog, pairs: PairTally, r: np.ndarray, inverse: np.n
         hessian[rows, pb, pb] += c
         hessian[rows, pa, pb] -= c
         hessian[rows, pb, pa] -= c
-    unit = np.arange(m) if log.deals is None else log.deals
-    _, first, unit = np.unique(unit, return_index=True, return_inverse=True)
-    unit = unit.ravel()
-    regular = (bots == bots[first[unit]]).all(axis=1)
-    unit = np.where(regular, unit, len(first) + np.arange(m))  # an irregular deal's matches: units of their own
-    _, first, unit = np.unique(unit, return_index=True, return_inverse=True)
-    unit = unit.ravel()
-    count = len(first)
-    unit_gradient = np.zeros((count, k))
-    unit_hessian = np.zeros((count, k, k))
-    np.add.at(unit_gradient, unit, gradient)
-    np.add.at(unit_hessian, unit, hessian)
-    members = bots[first]
-    sigma = inverse.T @ inverse
-    block = sigma[members[:, :, None], members[:, None, :]]
+    if log.deals is None:  # every match a unit of its own
+        count, unit_gradient, unit_hessian, members = m, gradient, hessian, bots
+    else:
+        _, first, unit = np.unique(log.deals, return_index=True, return_inverse=True)
+        unit = unit.ravel()
+        regular = (bots == bots[first[unit]]).all(axis=1)
+        unit = np.where(regular, unit, len(first) + np.arange(m))  # an irregular deal's matches: units of their own
+        _, first, unit = np.unique(unit, return_index=True, return_inverse=True)
+        unit = unit.ravel()
+        count = len(first)
+        unit_gradient = np.zeros((count, k))
+        unit_hessian = np.zeros((count, k, k))
+        np.add.at(unit_gradient, unit, gradient)
+        np.add.at(unit_hessian, unit, hessian)
+        members = bots[first]
+    if state.inverse is not None:
+        sigma = state.inverse.T @ state.inverse
+        block = sigma[members[:, :, None], members[:, None, :]]
+    else:  # the large-board path: the diagonal only
+        block = np.zeros((count, k, k))
+        block[:, np.arange(k), np.arange(k)] = state.variances[members]
     left_out = np.linalg.solve(np.eye(k) - unit_hessian @ block, unit_gradient[:, :, None])[:, :, 0]
     observed = float((left_out**2).sum())
     modelled = float(np.trace(unit_hessian, axis1=1, axis2=2).sum())
@@ -208,38 +222,53 @@ def newton(score: np.ndarray, precision: float, start: np.ndarray) -> np.ndarray
 
 
 def _state(log: PackedLog, pairs: PairTally, score: np.ndarray, precision: float, start: np.ndarray,
-           exact: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Mode and Cholesky inverse factor of the (smoothed) precision A at one prior precision."""
+           exact: bool) -> tuple[np.ndarray, Curvature]:
+    """Mode and the (smoothed) curvature at one prior precision."""
     if exact:
         r = newton(score, precision, start)
     else:
         r, _ = dense.fit(log, replace(pairs, score=score), precision, start, None, 0)
-    return r, inverse_factor(score, r, precision)
+    return r, curvature(score, r, precision, exact)
 
 
-def inverse_factor(score: np.ndarray, r: np.ndarray, precision: float) -> np.ndarray:
-    """inv(L) with L L^T = A: the precision of the Gaussian approximation of the posterior.
+def curvature(score: np.ndarray, r: np.ndarray, precision: float, exact: bool) -> Curvature:
+    """A: the prior's precision plus each pair's curvature; its inverse's diagonal and log determinant.
 
-    At the mode A is the prior's precision plus sum games p (1 - p) over the pairs, the curvature at the
-    mode; but the logistic curvature is highest at p = 1/2, where shrinkage puts sparse bots, so the mode's
-    curvature overstates what the data say and the intervals of sparse bots came out narrow. Each pair's
-    curvature is therefore averaged over the approximation itself (the difference d ~ N(mu, s^2):
+    At the mode a pair's curvature is games p (1 - p), highest at p = 1/2, where shrinkage puts sparse bots,
+    so the mode's curvature overstates what the data say and sparse bots' intervals came out narrow. Each
+    pair's curvature is therefore averaged over the approximation itself (the difference d ~ N(mu, s^2):
     E[sigma'(d)] ~ kappa sigma'(kappa mu), kappa = (1 + pi s^2 / 8)^-1/2, MacKay's probit approximation),
-    a few rounds from the mode's curvature: a variational Gaussian's expected curvature."""
+    in a few rounds from the mode's curvature (a variational Gaussian's expected curvature).
+
+    Exact (small boards): Cholesky and inverse every round. Large boards, where that is N^3 a round: the
+    diagonal of A^-1 and log det A to second order in A's off-diagonal part (D the diagonal of A:
+    1/D_i + sum_j A_ij^2 / (D_i^2 D_j), and sum log D_i - sum_ij A_ij^2 / (2 D_i D_j)), O(N^2)."""
     games = score + score.T
     mu = r[:, None] - r[None, :]
     kappa = np.ones_like(mu)
-    inverse = np.empty((0, 0))
-    for _ in range(SMOOTHING_ROUNDS + 1):
+    smoothing = SMOOTHING_ROUNDS if exact else LARGE_SMOOTHING_ROUNDS
+    for rounds in range(smoothing + 1):
         p = 1.0 / (1.0 + np.exp(-np.clip(kappa * mu, -dense.CLIP, dense.CLIP)))
         a = -games * kappa * p * (1.0 - p)
         a[np.diag_indices_from(a)] = precision - a.sum(axis=1)
-        inverse = np.linalg.inv(np.linalg.cholesky(a))
-        sigma = inverse.T @ inverse
-        variance = np.diag(sigma)
-        spread = np.maximum(variance[:, None] + variance[None, :] - 2.0 * sigma, 0.0)
+        if exact:
+            inverse = np.linalg.inv(np.linalg.cholesky(a))
+            sigma = inverse.T @ inverse
+            variances = np.diag(sigma).copy()
+            spread = np.maximum(variances[:, None] + variances[None, :] - 2.0 * sigma, 0.0)
+            log_det = -2.0 * float(np.log(np.diag(inverse)).sum())
+        else:
+            inverse = None
+            diagonal = np.diag(a).copy()
+            ratio = a * a / diagonal[None, :]
+            np.fill_diagonal(ratio, 0.0)
+            variances = 1.0 / diagonal + ratio.sum(axis=1) / diagonal**2
+            spread = variances[:, None] + variances[None, :]
+            log_det = float(np.log(diagonal).sum() - 0.5 * (ratio.sum(axis=1) / diagonal).sum())
+        if rounds == smoothing:
+            return Curvature(variances, log_det, inverse, a)
         kappa = 1.0 / np.sqrt(1.0 + math.pi * spread / 8.0)
-    return inverse
+    raise AssertionError("unreachable")
 
 
 def fit(log: PackedLog, pairs: PairTally, start: np.ndarray, *, prior_sd: float | None = None,
@@ -254,54 +283,73 @@ def fit(log: PackedLog, pairs: PairTally, start: np.ndarray, *, prior_sd: float 
     for tempered in (False, True):  # d is measured at the untempered fit, then the fit is redone with it
         score = pairs.score / d
         if fixed:
-            r, inverse = _state(log, pairs, score, math.exp(-t), r, exact)
+            r, state = _state(log, pairs, score, math.exp(-t), r, exact)
         else:
-            t, r, inverse = _fit_tau(log, pairs, score, n, t, r, exact)
+            t, r, state = _fit_tau(log, pairs, score, n, t, r, exact, TAU_TOLERANCE if tempered else 1e-9)
         if tempered:
             break
-        d = design_effect(log, pairs, r, inverse)
-    central = Component(r, inverse, ELO_PER_LOGIT * math.exp(t / 2.0), 1.0)
-    if fixed:
-        return Posterior((central,), d)
-    return Posterior(_spread_mixture(log, pairs, pairs.score / d, t, central, exact), d)
+        d = design_effect(log, pairs, r, state)
+    states = [(r, state, t, 1.0)] if fixed else _spread_mixture(log, pairs, score, t, r, state, exact)
+    return Posterior(_components(states, exact), d)
 
 
-def log_evidence(score: np.ndarray, t: float, r: np.ndarray, inverse: np.ndarray) -> float:
+def _components(states: list[tuple[np.ndarray, Curvature, float, float]], exact: bool) -> tuple[Component, ...]:
+    """Components from (mode, curvature, log tau^2, weight). On the large-board path only the central one
+    is factored exactly; the others scale its factor per bot by their approximate variances' ratio."""
+    n = len(states[0][0])
+    _, central, central_t, _ = states[len(states) // 2]
+    inverse = central.inverse if central.inverse is not None else np.linalg.inv(np.linalg.cholesky(central.a))
+    exact_central = (inverse**2).sum(axis=0) - math.exp(central_t) / n
+    out = []
+    for r, state, t, weight in states:
+        sd = ELO_PER_LOGIT * math.exp(t / 2.0)
+        if exact and state.inverse is not None:
+            variances = (state.inverse**2).sum(axis=0) - math.exp(t) / n
+            out.append(Component(r, variances, sd, weight, state.inverse, np.ones(n)))
+        else:
+            ratio = state.variances / central.variances
+            out.append(Component(r, exact_central * ratio, sd, weight, inverse, np.sqrt(ratio)))
+    return tuple(out)
+
+
+def log_evidence(score: np.ndarray, t: float, r: np.ndarray, state: Curvature) -> float:
     """Laplace approximation of log p(log | tau) + log hyperprior(tau), up to a constant (t = log tau^2)."""
     p = dense._probabilities(r)
     likelihood = float((score * np.log(p)).sum())
-    log_det = -2.0 * float(np.log(np.diag(inverse)).sum())
     hyper = HYPER_BOTS * (HYPER_SD_ELO / ELO_PER_LOGIT) ** 2
-    return likelihood - 0.5 * float(r @ r) * math.exp(-t) - 0.5 * len(r) * t - 0.5 * log_det \
+    return likelihood - 0.5 * float(r @ r) * math.exp(-t) - 0.5 * len(r) * t - 0.5 * state.log_det \
         - 0.5 * hyper * math.exp(-t) - 0.5 * HYPER_BOTS * t
 
 
-def _spread_mixture(log: PackedLog, pairs: PairTally, score: np.ndarray, t: float, central: Component,
-                    exact: bool) -> tuple[Component, ...]:
-    """Components at t + k h (k = -2..2, h the sd of log tau^2 from the evidence's curvature at t), weighted
+def _spread_mixture(log: PackedLog, pairs: PairTally, score: np.ndarray, t: float, mode: np.ndarray,
+                    state: Curvature, exact: bool) -> list[tuple[np.ndarray, Curvature, float, float]]:
+    """States at t + k h (k = -2..2, h the sd of log tau^2 from the evidence's curvature at t), weighted
     by their evidence; just the central one when h < ``MIN_SPREAD_SD`` (the data pin tau down)."""
-    at_centre = log_evidence(score, t, central.mode, central.inverse_factor)
-    states = {}
-    for step in (-CURVATURE_STEP, CURVATURE_STEP):
-        r, inverse = _state(log, pairs, score, math.exp(-(t + step)), central.mode, exact)
-        states[step] = log_evidence(score, t + step, r, inverse)
-    curvature = (states[-CURVATURE_STEP] - 2.0 * at_centre + states[CURVATURE_STEP]) / CURVATURE_STEP**2
-    h = MAX_SPREAD_SD if curvature >= 0 else min(MAX_SPREAD_SD, 1.0 / math.sqrt(-curvature))
+    at_centre = log_evidence(score, t, mode, state)
+    if exact:
+        values = {}
+        for step in (-CURVATURE_STEP, CURVATURE_STEP):
+            r, other = _state(log, pairs, score, math.exp(-(t + step)), mode, exact)
+            values[step] = log_evidence(score, t + step, r, other)
+        bend = (values[-CURVATURE_STEP] - 2.0 * at_centre + values[CURVATURE_STEP]) / CURVATURE_STEP**2
+        h = MAX_SPREAD_SD if bend >= 0 else min(MAX_SPREAD_SD, 1.0 / math.sqrt(-bend))
+    else:  # MacKay's error bar, var(log tau^2) ~ 2 / gamma, instead of two more fits
+        gamma = max(0.0, len(mode) - (float(state.variances.sum()) + math.exp(t)) * math.exp(-t))
+        h = min(MAX_SPREAD_SD, math.sqrt(2.0 / (HYPER_BOTS + gamma)))
     if h < MIN_SPREAD_SD:
-        return (central,)
-    components = []
+        return [(mode, state, t, 1.0)]
+    states = []
     for k in (-2, -1, 0, 1, 2):
         if k == 0:
-            r, inverse, value = central.mode, central.inverse_factor, at_centre
+            r, other, value = mode, state, at_centre
         else:
-            r, inverse = _state(log, pairs, score, math.exp(-(t + k * h)), central.mode, exact)
-            value = log_evidence(score, t + k * h, r, inverse)
-        components.append((r, inverse, ELO_PER_LOGIT * math.exp((t + k * h) / 2.0), value))
-    top = max(value for *_, value in components)
-    weights = [math.exp(value - top) for *_, value in components]
+            r, other = _state(log, pairs, score, math.exp(-(t + k * h)), mode, exact)
+            value = log_evidence(score, t + k * h, r, other)
+        states.append((r, other, t + k * h, value))
+    top = max(value for *_, value in states)
+    weights = [math.exp(value - top) for *_, value in states]
     total = sum(weights)
-    return tuple(Component(r, inverse, sd, w / total)
-                 for (r, inverse, sd, _), w in zip(components, weights, strict=True))
+    return [(r, other, tk, w / total) for (r, other, tk, _), w in zip(states, weights, strict=True)]
 
 
 def initial_sd(start: np.ndarray) -> float:
@@ -312,26 +360,26 @@ def initial_sd(start: np.ndarray) -> float:
 
 
 def _fit_tau(log: PackedLog, pairs: PairTally, score: np.ndarray, n: int, t: float, r: np.ndarray,
-             exact: bool) -> tuple[float, np.ndarray, np.ndarray]:
+             exact: bool, tolerance: float) -> tuple[float, np.ndarray, Curvature]:
     """Solve t = log tau^2 = g(t) (MacKay's update, see the module docstring) by the secant method on
     g(t) - t, falling back to the plain update when a secant step leaves the bracket of sane spreads."""
     hyper = HYPER_BOTS * (HYPER_SD_ELO / ELO_PER_LOGIT) ** 2
     bounds = (2.0 * math.log(MIN_SD_ELO / ELO_PER_LOGIT), 2.0 * math.log(MAX_SD_ELO / ELO_PER_LOGIT))
 
-    def update(t: float, start: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
-        r, inverse = _state(log, pairs, score, math.exp(-t), start, exact)
-        trace = float((inverse**2).sum())
+    def update(t: float, start: np.ndarray) -> tuple[float, np.ndarray, Curvature]:
+        r, state = _state(log, pairs, score, math.exp(-t), start, exact)
+        trace = float(state.variances.sum()) + (0.0 if exact else math.exp(t))  # + the mean direction's 1/P
         gamma = max(0.0, n - trace * math.exp(-t))
-        return math.log((hyper + float(r @ r)) / (HYPER_BOTS + gamma)), r, inverse
+        return math.log((hyper + float(r @ r)) / (HYPER_BOTS + gamma)), r, state
 
     previous: tuple[float, float] | None = None
     for _ in range(MAX_TAU_ITERATIONS):
-        target, r, inverse = update(t, r)
+        target, r, state = update(t, r)
         residual = target - t
-        if abs(residual) < TAU_TOLERANCE:
-            return t, r, inverse
+        if abs(residual) < tolerance:
+            return t, r, state
         if (t <= bounds[0] and target < t) or (t >= bounds[1] and target > t):
-            return t, r, inverse  # the data ask for a spread beyond the sane range: keep its edge
+            return t, r, state  # the data ask for a spread beyond the sane range: keep its edge
         following = target
         if previous is not None and residual != previous[1]:
             secant = t - residual * (t - previous[0]) / (residual - previous[1])

@@ -86,16 +86,17 @@ def test_small_leaderboards_keep_the_exact_table() -> None:
 
 
 @pytest.mark.parametrize("make", [ranked_log, one_loser_log])
-def test_the_large_board_path_computes_the_exact_posterior(make) -> None:
-    """Same posterior as the exact path (the same optimum to 1e-6 Elo, the same intervals) from a cold start
-    and from a poor warm start; with a fixed prior and no deals, the same optimum as the pure-Python fit."""
+def test_the_large_board_path_approximates_the_exact_posterior_closely(make) -> None:
+    """The large-board path fits the prior's spread with a second-order approximation of A^-1's diagonal
+    instead of exact inverses (``posterior.curvature``): its ratings stay within 0.5 Elo of the exact path's
+    and its interval widths within 3 %, from a cold start and from a poor warm start."""
     log = make(3, 30, 800)
     exact = {row.bot: row for row in leaderboard(log, rng=random.Random(1), method="exact")}
     for start in (None, {bot: 1500.0 + 300.0 * math.sin(i) for i, bot in enumerate(sorted(exact))}):
         rows = leaderboard(log, rng=random.Random(1), method="one_step", start=start)
-        assert max(abs(row.elo - exact[row.bot].elo) for row in rows) < 1e-6
-        assert max(abs(row.elo_low - exact[row.bot].elo_low) for row in rows) < 1e-4
-        assert max(abs(row.elo_high - exact[row.bot].elo_high) for row in rows) < 1e-4
+        assert max(abs(row.elo - exact[row.bot].elo) for row in rows) < 0.5
+        widths = [(row.elo_high - row.elo_low) / (exact[row.bot].elo_high - exact[row.bot].elo_low) for row in rows]
+        assert min(widths) >= 0.97 and max(widths) <= 1.03
     points = leaderboard(log, rng=random.Random(1), resamples=0, method="one_step", prior_sd=400.0)
     assert all((row.elo_low, row.elo_high, row.los_next) == (row.elo, row.elo, None) for row in points)
 
@@ -118,13 +119,13 @@ def test_the_one_step_table_depends_on_neither_order_nor_start() -> None:
 
 
 def test_both_paths_agree_on_a_medium_leaderboard() -> None:
-    """80 bots, 3,000 four-player matches: the exact and large-board paths give the same table (the same
-    posterior; the rank ranges come from the same seeded draws)."""
+    """80 bots, 3,000 four-player matches: the exact and large-board paths give the same table to 0.1 Elo (ratings)
+    and 0.5 Elo (interval ends), and the same ranks."""
     log = ranked_log(5, 80, 3_000, spread=150.0)
     exact = {row.bot: row for row in leaderboard(log, rng=random.Random(1), method="exact")}
     large = {row.bot: row for row in leaderboard(log, rng=random.Random(1), method="one_step")}
-    assert max(abs(large[bot].elo - exact[bot].elo) for bot in exact) < 1e-6
-    assert max(abs(large[bot].elo_low - exact[bot].elo_low) for bot in exact) < 1e-4
+    assert max(abs(large[bot].elo - exact[bot].elo) for bot in exact) < 0.1
+    assert max(abs(large[bot].elo_low - exact[bot].elo_low) for bot in exact) < 0.5
     assert {bot: (row.games, row.rank) for bot, row in large.items()} == {
         bot: (row.games, row.rank) for bot, row in exact.items()}
 
