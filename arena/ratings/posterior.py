@@ -14,18 +14,28 @@ average over the bots of a board exactly when tau is the spread of their strengt
 * tau is fitted (empirical Bayes, MacKay's fixed point): tau^2 = (nu0 s0^2 + |mode|^2) / (nu0 + gamma),
   gamma = n - tr(A^-1) / tau^2 the number of strengths the data pin down, with a weak hyperprior (``nu0``
   = ``HYPER_BOTS`` pseudo-bots at ``s0`` = ``HYPER_SD_ELO``) so that a board with no information about its
-  spread (few bots, few matches) gets a spread typical of a game's bots instead of zero;
-* the pairs of one deal are not independent, and neither are the rotations of one duplicate deal (same
-  cards, rotated seats). Each deal's results enter as a unit: the likelihood is tempered by the design
-  effect d = sum over bots and deals of (the deal's gradient)^2 / sum over bots and matches of (the match's
-  gradient)^2 (1 when each deal is one match; at least 1), the magnitude adjustment of a composite
-  likelihood. It is the analytic form of resampling whole deals: the deal-clustered (sandwich) variance of
-  the score against the per-match one.
+  spread (few bots, few matches) gets a spread typical of a game's bots instead of zero. Where the data
+  leave tau uncertain, a plug-in tau makes new bots' intervals too narrow whenever it comes out low, so the
+  posterior is a mixture over five spreads around it weighted by their Laplace evidence (``_spread_mixture``);
+* A is the prior's precision plus each pair's curvature averaged over the approximation (``curvature``):
+  at the mode the logistic curvature is at its highest for the sparse bots shrinkage puts near p = 1/2;
+* the pairs of one match, and the rotations of one duplicate deal (same cards, rotated seats), are not
+  independent. Each deal's results enter as a unit: the likelihood is tempered by d = J / H, the
+  deal-clustered variance of the bots' score (each deal's share with its leverage undone, as if the deal
+  had been left out of the fit) over the model's curvature (``design_effect``), measured at the untempered
+  fit. This is the magnitude adjustment of a composite likelihood, the analytic form of resampling whole
+  deals; it is 1 for independent duels, above 1 when rotations repeat each other's results, and below 1
+  for multiplayer races, whose k - 1 pairs per seat (weighted 1 / (k - 1)) carry more than one game's
+  information.
 
-Intervals: mode +- z sd, with sd from the diagonal of the covariance of the ratings relative to the pool
+Intervals: per bot, the central quantiles of the mixture's marginal for the rating relative to the pool
 mean (the anchor the table is read against). Rank ranges: the 2.5th and 97.5th percentile of each bot's
-rank over ``draws`` joint draws from the posterior (so they are 95 % ranges for the rank, correlations
-included). LOS of a bot over the next: Phi(difference / sd of the difference).
+rank over joint draws from the posterior (so they are 95 % ranges for the rank, correlations included).
+LOS of a bot over the next: Phi(difference / sd of the difference).
+
+The large-board path (``exact=False``) fits the same model but, while it searches tau, approximates A^-1's
+diagonal and log det A to second order in A's off-diagonal part (O(N^2) instead of N^3), takes tau's error
+bar from MacKay's formula instead of two more fits, and factors A exactly once, at the central spread.
 """
 
 from __future__ import annotations
@@ -38,6 +48,7 @@ import numpy as np
 
 from arena.ratings import dense
 from arena.ratings.bradley_terry import ELO_PER_LOGIT
+from arena.ratings.design_effect import design_effect
 from arena.ratings.packed import PackedLog, PairTally
 
 HYPER_BOTS = 5.0
@@ -50,7 +61,6 @@ SMOOTHING_ROUNDS = 3
 LARGE_SMOOTHING_ROUNDS = 1  # each round is several N^2 passes; one takes most of the effect
 CURVATURE_STEP = 0.2  # in log tau^2
 MIN_SPREAD_SD, MAX_SPREAD_SD = 0.05, 1.0  # in log tau^2: below, one component; above, capped
-PRIOR_INFORMATION = 5.0  # logit^-2: about 20 even matches' worth of agreement between model and data
 
 
 @dataclass(frozen=True, eq=False)
@@ -146,57 +156,6 @@ class Posterior:
 _erf = np.vectorize(math.erf, otypes=[float])
 
 
-def design_effect(log: PackedLog, pairs: PairTally, r: np.ndarray, state: Curvature) -> float:
-    """Observed over modelled information, J / H (see the module docstring): J sums, over bots and deals,
-    the square of the deal's share of the bot's score, each deal's score taken as if the deal had been
-    left out of the fit (its leverage undone: g / (I - H_deal Sigma), to first order the leave-one-out
-    residual, without which sparse bots' residuals, partly fitted away, would read as a too-small J);
-    H is the likelihood's curvature. ``PRIOR_INFORMATION`` is added to both so a small board keeps d
-    near 1. Deals whose matches do not all seat the same bots are taken match by match."""
-    per_match = dense.match_gradients(log, pairs, r)
-    m, k = log.seats.shape
-    order = np.argsort(log.seats, axis=1)
-    bots = np.take_along_axis(log.seats, order, axis=1)
-    gradient = np.take_along_axis(per_match, order, axis=1)
-    position = np.argsort(order, axis=1)  # seat -> column in the sorted bots
-    p = dense._probabilities(r)
-    curvature = np.where(pairs.mask, pairs.weight * p[pairs.first, pairs.second] * (1.0 - p[pairs.first, pairs.second]),
-                         0.0)
-    hessian = np.zeros((m, k, k))
-    rows = np.arange(m)
-    for column, (a, b) in enumerate(zip(pairs.seat_a.tolist(), pairs.seat_b.tolist(), strict=True)):
-        pa, pb, c = position[:, a], position[:, b], curvature[:, column]
-        hessian[rows, pa, pa] += c
-        hessian[rows, pb, pb] += c
-        hessian[rows, pa, pb] -= c
-        hessian[rows, pb, pa] -= c
-    if log.deals is None:  # every match a unit of its own
-        count, unit_gradient, unit_hessian, members = m, gradient, hessian, bots
-    else:
-        _, first, unit = np.unique(log.deals, return_index=True, return_inverse=True)
-        unit = unit.ravel()
-        regular = (bots == bots[first[unit]]).all(axis=1)
-        unit = np.where(regular, unit, len(first) + np.arange(m))  # an irregular deal's matches: units of their own
-        _, first, unit = np.unique(unit, return_index=True, return_inverse=True)
-        unit = unit.ravel()
-        count = len(first)
-        unit_gradient = np.zeros((count, k))
-        unit_hessian = np.zeros((count, k, k))
-        np.add.at(unit_gradient, unit, gradient)
-        np.add.at(unit_hessian, unit, hessian)
-        members = bots[first]
-    if state.inverse is not None:
-        sigma = state.inverse.T @ state.inverse
-        block = sigma[members[:, :, None], members[:, None, :]]
-    else:  # the large-board path: the diagonal only
-        block = np.zeros((count, k, k))
-        block[:, np.arange(k), np.arange(k)] = state.variances[members]
-    left_out = np.linalg.solve(np.eye(k) - unit_hessian @ block, unit_gradient[:, :, None])[:, :, 0]
-    observed = float((left_out**2).sum())
-    modelled = float(np.trace(unit_hessian, axis1=1, axis2=2).sum())
-    return (observed + PRIOR_INFORMATION) / (modelled + PRIOR_INFORMATION)
-
-
 def newton(score: np.ndarray, precision: float, start: np.ndarray) -> np.ndarray:
     """The mode by damped Newton with exact solves (the exact path: no iterative solver, no warm start)."""
     games = score + score.T
@@ -288,7 +247,7 @@ def fit(log: PackedLog, pairs: PairTally, start: np.ndarray, *, prior_sd: float 
             t, r, state = _fit_tau(log, pairs, score, n, t, r, exact, TAU_TOLERANCE if tempered else 1e-9)
         if tempered:
             break
-        d = design_effect(log, pairs, r, state)
+        d = design_effect(log, pairs, r, state.inverse, state.variances)
     states = [(r, state, t, 1.0)] if fixed else _spread_mixture(log, pairs, score, t, r, state, exact)
     return Posterior(_components(states, exact), d)
 
