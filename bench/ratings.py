@@ -1,12 +1,21 @@
-"""Arena Elo cost: one fit plus bootstrap refits over a large log, against a one-second goal.
+"""Arena Elo: the cost of one leaderboard fit, and how accurate and honest its table is.
 
     python -m bench.ratings [--matches M] [--bots N] [--seats K] [--resamples B] [--repeat R]
+                            [--seeds S] [--skip-quality] [--skip-timing]
 
-Judged by: seconds for ``leaderboard`` (fit + B bootstrap refits, intervals, rank ranges, LOS) over M
-K-player matches of N bots, divided by the 1.0 s goal, must be <= 1. Defaults: 10,000 four-player matches of
-50 bots, 200 resamples. The log is simulated by a Plackett-Luce race (Bradley-Terry pairwise) with seeded
-strengths; building it is not timed. Every run is shown and the slowest of ``--repeat`` runs is judged (the
-first run pays numpy's warm-up).
+Timing, judged by: seconds for ``leaderboard`` (fit, intervals, rank ranges, LOS) over M K-player matches of
+N bots, divided by the 1.0 s goal, must be <= 1. Defaults: 10,000 four-player matches of 50 bots, 200
+posterior draws. The log is simulated by a Plackett-Luce race with seeded strengths; building it is not timed.
+Every run is shown and the slowest of ``--repeat`` runs is judged (the first run pays numpy's warm-up).
+
+Quality (``bench.ratings_quality`` builds the boards), for 2, 3 and 4 players and S seeds each, on the exact
+path and the large-board path (``method="one_step"``) on the same logs, judged by:
+* coverage: the share of bots whose true strength lies in their 95 % interval, for bots with 1, 2, 5
+  (4-6), 20 (15-25) and 100 (80-120) matches, must be within 93-97 % in every bucket;
+* accuracy: mean Kendall tau between fitted and true strengths (reported; compare with the figures
+  recorded in docs/benchmarks.md for the previous method: it must not be lower);
+* deals: coverage with duplicate-deal rotations given as deals (the fit's clustering) must be within
+  93-97 % too (without the deals, for comparison).
 """
 
 from __future__ import annotations
@@ -18,8 +27,10 @@ import sys
 import time
 
 from arena.ratings import MatchOutcome, leaderboard
+from bench import ratings_quality as quality
 
 GOAL_SECONDS = 1.0
+COVERAGE_GOAL = (0.93, 0.97)
 
 
 def simulated_log(matches: int, bots: int, seats: int, seed: int) -> list[MatchOutcome]:
@@ -35,14 +46,7 @@ def simulated_log(matches: int, bots: int, seats: int, seed: int) -> list[MatchO
     return log
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--matches", type=int, default=10_000)
-    parser.add_argument("--bots", type=int, default=50)
-    parser.add_argument("--seats", type=int, default=4)
-    parser.add_argument("--resamples", type=int, default=200)
-    parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args(argv)
+def timing(args: argparse.Namespace) -> bool:
     log = simulated_log(args.matches, args.bots, args.seats, seed=1)
     times = []
     for run in range(args.repeat):
@@ -51,14 +55,75 @@ def main(argv: list[str] | None = None) -> int:
         times.append(time.perf_counter() - t0)
     slowest = max(times)
     widths = [row.elo_high - row.elo_low for row in table]
-    print(f"{args.matches} matches, {args.bots} bots, {args.seats} seats, fit + {args.resamples} bootstrap refits")
+    print(f"{args.matches} matches, {args.bots} bots, {args.seats} seats, fit + {args.resamples} draws")
     print("runs: " + ", ".join(f"{t:.3f} s" for t in times))
     print(f"top: {table[0].bot} {table[0].elo:.1f} [{table[0].elo_low:.1f}, {table[0].elo_high:.1f}]; "
           f"median 95% interval width {sorted(widths)[len(widths) // 2]:.1f} Elo")
     ratio = slowest / GOAL_SECONDS
-    verdict = "PASS" if ratio <= 1.0 else "FAIL"
-    print(f"slowest {slowest:.3f} s / goal {GOAL_SECONDS:.1f} s = ratio {ratio:.3f} (goal <= 1): {verdict}")
-    return 0 if ratio <= 1.0 else 1
+    print(f"slowest {slowest:.3f} s / goal {GOAL_SECONDS:.1f} s = ratio {ratio:.3f} (goal <= 1): "
+          f"{'PASS' if ratio <= 1.0 else 'FAIL'}")
+    return ratio <= 1.0
+
+
+def fmt(value: float | None) -> str:
+    return "   -  " if value is None else f"{100 * value:5.1f}%"
+
+
+def judged(value: float | None) -> bool:
+    return value is not None and COVERAGE_GOAL[0] <= value <= COVERAGE_GOAL[1]
+
+
+def quality_report(seeds: int) -> bool:
+    """Coverage by matches played and Kendall tau, per player count and path; True when every goal holds."""
+    low, high = COVERAGE_GOAL
+    print(f"\nquality: strengths ~ N(0, {quality.SPREAD_ELO:.0f} Elo), Plackett-Luce races, {seeds} seeds per row; "
+          f"goal: coverage {100 * low:.0f}-{100 * high:.0f}% in every bucket")
+    print(f"{'board':8} {'players':>7} {'path':9} {'tau':>6} {'all':>7} "
+          + " ".join(f"{str(b) + ' m':>7}" for b in quality.BUCKETS) + "  time/fit")
+    ok = True
+    for name, make, buckets in (("ladder", quality.ladder_board, list(quality.BUCKETS)),
+                                ("sparse", quality.sparse_board, [1, 2]),
+                                ("deals", quality.deal_board, [2, 5, 20])):
+        for players in (2, 3, 4):
+            boards = [make(10_000 * players + seed, players) for seed in range(seeds)]
+            variants = [("exact", "exact", False), ("large", "one_step", False)]
+            if name == "deals":
+                variants = [("exact", "exact", False), ("no deals", "exact", True)]
+            for label, method, strip in variants:
+                score = quality.Score.empty()
+                t0 = time.perf_counter()
+                for seed, board in enumerate(boards):
+                    log = quality.without_deals(board.log) if strip else board.log
+                    score.add(board, leaderboard(log, rng=random.Random(seed), method=method))
+                per_fit = (time.perf_counter() - t0) / len(boards)
+                cells = [score.coverage(b) for b in quality.BUCKETS]
+                print(f"{name:8} {players:>7} {label:9} {sum(score.taus) / len(score.taus):6.3f} "
+                      f"{fmt(score.coverage('all')):>7} " + " ".join(f"{fmt(c):>7}" for c in cells)
+                      + f"  {per_fit * 1000:6.0f} ms")
+                if not strip:
+                    ok &= all(judged(score.coverage(b)) for b in buckets)
+    print(f"coverage goal {100 * low:.0f}-{100 * high:.0f}% in the judged buckets (ladder: all five; sparse: "
+          f"1 and 2; deals: 2, 5, 20), exact and large paths: {'PASS' if ok else 'FAIL'}")
+    return ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--matches", type=int, default=10_000)
+    parser.add_argument("--bots", type=int, default=50)
+    parser.add_argument("--seats", type=int, default=4)
+    parser.add_argument("--resamples", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--skip-quality", action="store_true")
+    parser.add_argument("--skip-timing", action="store_true")
+    args = parser.parse_args(argv)
+    ok = True
+    if not args.skip_timing:
+        ok &= timing(args)
+    if not args.skip_quality:
+        ok &= quality_report(args.seeds)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

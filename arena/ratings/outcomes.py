@@ -26,11 +26,14 @@ KINDS = (RANKED, ONE_LOSER)
 
 @dataclass(frozen=True, slots=True)
 class MatchOutcome:
-    """One finished match: the bots in seat order, their final ranks (1 = best, shared = tie), the ranking kind."""
+    """One finished match: the bots in seat order, their final ranks (1 = best, shared = tie), the ranking kind,
+    and its deal: matches with the same ``deal`` (e.g. the seat rotations of one duplicate deal) share their
+    luck, so the leaderboard's intervals count them as one unit (``None``: a deal of its own)."""
 
     bots: tuple[Hashable, ...]
     ranks: tuple[int, ...]
     kind: str = RANKED
+    deal: Hashable | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "bots", tuple(self.bots))
@@ -45,9 +48,10 @@ class MatchOutcome:
             raise ValueError("ranks are positive integers, 1 = best")
 
     @classmethod
-    def from_result(cls, bots: Sequence[Hashable], result: Mapping[str, Any], kind: str) -> MatchOutcome:
+    def from_result(cls, bots: Sequence[Hashable], result: Mapping[str, Any], kind: str,
+                    deal: Hashable | None = None) -> MatchOutcome:
         """Build from the stored result (its ``ranks`` already put forfeited seats at the bottom)."""
-        return cls(tuple(bots), tuple(int(rank) for rank in result["ranks"]), kind)
+        return cls(tuple(bots), tuple(int(rank) for rank in result["ranks"]), kind, deal)
 
     @property
     def players(self) -> int:

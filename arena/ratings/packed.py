@@ -29,12 +29,15 @@ DENSE_IDS = 10_000_000
 @dataclass(frozen=True, eq=False)
 class PackedLog:
     """One leaderboard's finished matches: ``seats[m, s]`` indexes ``bots`` (canonical order), ``ranks[m, s]``
-    is that seat's final rank (1 = best); every match has the same player count and ranking kind."""
+    is that seat's final rank (1 = best); every match has the same player count and ranking kind.
+    ``deals[m]``: the deal of match m as a small integer (matches of one deal share it); ``None`` when every
+    match is a deal of its own."""
 
     bots: tuple[Hashable, ...]
     seats: np.ndarray
     ranks: np.ndarray
     kind: str
+    deals: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -46,6 +49,8 @@ class PackedLog:
         ordered = np.sort(self.seats, axis=1)
         if (ordered[:, 1:] == ordered[:, :-1]).any():
             raise ValueError("a bot cannot hold two seats of one rated match")
+        if self.deals is not None and self.deals.shape != (self.matches,):
+            raise ValueError("deals has one entry per match")
 
     @property
     def matches(self) -> int:
@@ -58,8 +63,9 @@ class PackedLog:
     def outcomes(self) -> list[MatchOutcome]:
         """The log as ``MatchOutcome`` objects (for the exact path), in array order."""
         bots = self.bots
-        return [MatchOutcome(tuple(bots[i] for i in row), tuple(ranks), self.kind)
-                for row, ranks in zip(self.seats.tolist(), self.ranks.tolist(), strict=True)]
+        deals = self.deals.tolist() if self.deals is not None else [None] * self.matches
+        return [MatchOutcome(tuple(bots[i] for i in row), tuple(ranks), self.kind, deal)
+                for row, ranks, deal in zip(self.seats.tolist(), self.ranks.tolist(), deals, strict=True)]
 
 
 def pack(outcomes: Sequence[MatchOutcome]) -> PackedLog:
@@ -72,11 +78,25 @@ def pack(outcomes: Sequence[MatchOutcome]) -> PackedLog:
     index = {bot: i for i, bot in enumerate(bots)}
     seats = np.array([[index[bot] for bot in match.bots] for match in outcomes], dtype=np.int64)
     ranks = np.array([match.ranks for match in outcomes], dtype=np.int64)
-    return PackedLog(bots, seats, ranks, outcomes[0].kind)
+    return PackedLog(bots, seats, ranks, outcomes[0].kind, deal_groups([match.deal for match in outcomes]))
 
 
-def from_ids(bot_ids: np.ndarray, ranks: np.ndarray, kind: str) -> PackedLog:
-    """Arrays from integer bot ids per seat (what the arena stores): ids become indices into the sorted ids."""
+def deal_groups(deals: Sequence[Hashable | None]) -> np.ndarray | None:
+    """One small integer per match, shared by the matches of one deal (``None`` keys: a deal each);
+    ``None`` when no two matches share a deal."""
+    if all(deal is None for deal in deals):
+        return None
+    groups: dict[Hashable, int] = {}
+    out = np.empty(len(deals), dtype=np.int64)
+    for m, deal in enumerate(deals):
+        key = ("match", m) if deal is None else ("deal", deal)
+        out[m] = groups.setdefault(key, len(groups))
+    return out if len(groups) < len(deals) else None
+
+
+def from_ids(bot_ids: np.ndarray, ranks: np.ndarray, kind: str, deals: np.ndarray | None = None) -> PackedLog:
+    """Arrays from integer bot ids per seat (what the arena stores): ids become indices into the sorted ids;
+    ``deals``: one integer per match, equal for the matches of one deal (see ``PackedLog``)."""
     bot_ids = np.asarray(bot_ids, dtype=np.int64)
     if bot_ids.size and bot_ids.min() >= 0 and bot_ids.max() < DENSE_IDS:  # a lookup table beats sorting
         present = np.zeros(int(bot_ids.max()) + 1, dtype=bool)
@@ -86,7 +106,11 @@ def from_ids(bot_ids: np.ndarray, ranks: np.ndarray, kind: str) -> PackedLog:
     else:
         unique = np.unique(bot_ids)
         seats = np.searchsorted(unique, bot_ids).reshape(bot_ids.shape)
-    return PackedLog(tuple(unique.tolist()), seats, np.asarray(ranks, dtype=np.int64).reshape(bot_ids.shape), kind)
+    if deals is not None:
+        deals = np.unique(np.asarray(deals, dtype=np.int64), return_inverse=True)[1].ravel()
+        deals = deals if len(np.unique(deals)) < len(deals) else None
+    return PackedLog(tuple(unique.tolist()), seats, np.asarray(ranks, dtype=np.int64).reshape(bot_ids.shape), kind,
+                     deals)
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,17 +1,19 @@
 """Leaderboards: one per game and player count. Live Elo moves with each recorded match (in the same
-transaction); the Arena Elo fit with bootstrap intervals is recomputed from the whole match log of that
+transaction); the Arena Elo fit with its posterior intervals is recomputed from the whole match log of that
 one leaderboard after each match and stored, so pages only ever read.
 
 A refit reads its log from the leaderboard's outcome store (``arena.services.outcome_store``), not from
 the seat rows, and rebuilds the store first when it disagrees with the finished matches. The fit is
 warm-started from the stored ratings, and big leaderboards take the scalable path of
-``arena.ratings.leaderboard`` (see there for the one-step bootstrap and its thresholds)."""
+``arena.ratings.leaderboard`` (see there for the intervals and the size thresholds); the
+matches of one deal (same tournament or ladder and seed) are given to it as one unit."""
 
 from __future__ import annotations
 
 import random
 import time
 from collections import defaultdict
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -22,6 +24,7 @@ from arena.ratings.leaderboard import LeaderboardRow, packed_leaderboard
 from arena.ratings.live import LiveElo
 from arena.ratings.outcomes import MatchOutcome
 from arena.ratings.packed import PackedLog, from_ids
+from arena.ratings.provisional import PROVISIONAL_WIDTH_ELO, is_settled
 from arena.services import outcome_store
 from arena.services.errors import Invalid, NotFound
 from arena.services.ladders import board_state
@@ -65,20 +68,54 @@ def update_live(session: Session, game: str, bots: list[int], result: dict[str, 
 
 
 def match_log(session: Session, game: str, players: int) -> tuple[list[MatchOutcome], int]:
-    """Every finished match of one leaderboard as rating outcomes, and the newest match id."""
+    """Every finished match of one leaderboard as rating outcomes (with their deals), and the newest match id."""
     kind = ranking_kind(game)
     rows = session.execute(
-        select(MatchSeat.match_id, MatchSeat.seat, MatchSeat.bot_id, MatchSeat.rank)
+        select(MatchSeat.match_id, MatchSeat.seat, MatchSeat.bot_id, MatchSeat.rank, Match.tournament_id,
+               Match.ladder_id, Match.seed)
         .join(Match, Match.id == MatchSeat.match_id)
         .where(Match.game == game, Match.num_players == players, Match.status == MatchStatus.FINISHED)
         .order_by(MatchSeat.match_id, MatchSeat.seat)
     ).all()
     grouped: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for match_id, _seat, bot_id, rank in rows:
+    deals: dict[int, tuple[object, ...] | None] = {}
+    for match_id, _seat, bot_id, rank, tournament_id, ladder_id, seed in rows:
         grouped[match_id].append((bot_id, rank))
-    log = [MatchOutcome(tuple(b for b, _ in seats), tuple(r for _, r in seats), kind)
-           for seats in grouped.values()]
+        deals[match_id] = deal_key(tournament_id, ladder_id, seed)
+    log = [MatchOutcome(tuple(b for b, _ in seats), tuple(r for _, r in seats), kind, deals[match_id])
+           for match_id, seats in grouped.items()]
     return log, max(grouped, default=0)
+
+
+def deal_key(tournament_id: int | None, ladder_id: int | None, seed: int) -> tuple[object, ...] | None:
+    """The deal a match belongs to for the ratings (``publication.deal_of``'s rule): the tournament's or
+    ladder's matches with one seed are the rotations of one deal; any other match is a deal of its own."""
+    if tournament_id is not None:
+        return ("tournament", tournament_id, seed)
+    if ladder_id is not None:
+        return ("ladder", ladder_id, seed)
+    return None
+
+
+def board_deals(session: Session, game: str, players: int, ids: np.ndarray) -> np.ndarray:
+    """One integer per match of ``ids`` (ascending), equal for the matches of one deal (``deal_key``'s rule;
+    a match the query does not return counts as a deal of its own)."""
+    rows = np.array(session.execute(
+        select(Match.id, func.coalesce(Match.tournament_id, -1), func.coalesce(Match.ladder_id, -1), Match.seed)
+        .where(Match.game == game, Match.num_players == players, Match.status == MatchStatus.FINISHED)
+        .order_by(Match.id)).all(), dtype=np.int64).reshape(-1, 4)
+    keys = np.column_stack([np.zeros(len(ids), np.int64), -1 - np.arange(len(ids)), np.zeros(len(ids), np.int64),
+                            np.arange(len(ids))])  # own deals: (0, -1 - m, 0, m), unique per match
+    where = np.searchsorted(rows[:, 0], ids)
+    found = (where < len(rows)) & (rows[np.minimum(where, len(rows) - 1), 0] == ids) if len(rows) else \
+        np.zeros(len(ids), dtype=bool)
+    matched = rows[where[found]]
+    tournament, ladder = matched[:, 1] >= 0, (matched[:, 1] < 0) & (matched[:, 2] >= 0)
+    grouped = np.column_stack([np.where(tournament, 1, np.where(ladder, 2, 0)),
+                               np.where(tournament, matched[:, 1], np.where(ladder, matched[:, 2], -1 - matched[:, 0])),
+                               np.where(tournament | ladder, matched[:, 3], 0), np.zeros(len(matched), np.int64)])
+    keys[found] = grouped
+    return np.unique(keys, axis=0, return_inverse=True)[1].ravel()
 
 
 def board_log(db: Database, game: str, players: int
@@ -89,6 +126,7 @@ def board_log(db: Database, game: str, players: int
     for attempt in range(2):
         with db.session(readonly=True) as session:
             ids, seats, singles, finished = outcome_store.read_outcomes(session, game, players)
+            deals = board_deals(session, game, players, ids)
             start = dict(session.execute(select(Rating.bot_id, Rating.elo)
                                          .where(Rating.game == game, Rating.players == players)).all())
         consistent = len(ids) == finished and not (len(ids) > 1 and (np.diff(ids) == 0).any())
@@ -97,7 +135,7 @@ def board_log(db: Database, game: str, players: int
         with db.session() as session:
             lock_board(session, game, players)
             outcome_store.rebuild_outcomes(session, game, players)
-    log = from_ids(seats[:, :players], seats[:, players:2 * players], ranking_kind(game))
+    log = from_ids(seats[:, :players], seats[:, players:2 * players], ranking_kind(game), deals)
     return log, ids, seats, singles, start
 
 
@@ -136,7 +174,7 @@ def _store_table(session: Session, game: str, players: int, table: list[Leaderbo
     rows = [{"game": game, "players": players, "bot_id": row.bot, "elo": row.elo, "elo_low": row.elo_low,
              "elo_high": row.elo_high, "rank": row.rank, "rank_low": row.rank_low, "rank_high": row.rank_high,
              "los_next": row.los_next, "games": row.games, "wins": row.wins, "draws": row.draws,
-             "losses": row.losses} for row in table]
+             "losses": row.losses, "provisional": row.provisional} for row in table]
     if rows and session.bind is not None and session.bind.dialect.name == "postgresql":
         _insert_unnest(session, Rating, rows)
     elif rows:
@@ -198,7 +236,7 @@ def leaderboard(session: Session, game: str, players: int | None = None) -> dict
         raise Invalid(f"{game} is played by {spec.min_players}-{spec.max_players} players")
     rows = session.execute(  # columns, not Rating objects: ORM instances cost more than the query
         select(Rating.rank, Rating.rank_low, Rating.rank_high, Rating.bot_id, Rating.elo, Rating.elo_low,
-               Rating.elo_high, Rating.games, Rating.los_next, Bot.name, Account.name)
+               Rating.elo_high, Rating.games, Rating.los_next, Rating.provisional, Bot.name, Account.name)
         .join(Bot, Bot.id == Rating.bot_id).join(Account, Account.id == Bot.owner_id)
         .where(Rating.game == game, Rating.players == players).order_by(Rating.rank, Rating.bot_id)
     ).all()
@@ -210,10 +248,13 @@ def leaderboard(session: Session, game: str, players: int | None = None) -> dict
         "rank": rank, "rank_low": rank_low, "rank_high": rank_high, "bot_id": bot, "name": name, "owner": owner,
         "elo": round(elo, 1), "elo_low": round(low, 1), "elo_high": round(high, 1), "games": games,
         "live_elo": round(live.get(bot, 1500.0), 1), "los_next": None if los is None else round(los, 4),
-        "fault_rate": faults.get(bot),
-    } for rank, rank_low, rank_high, bot, elo, low, high, games, los, name, owner in rows]
+        "fault_rate": faults.get(bot), "provisional": bool(provisional),
+    } for rank, rank_low, rank_high, bot, elo, low, high, games, los, provisional, name, owner in rows]
     return {"game": game, "players": players, "available_players": available, "entries": entries,
             "matches": fit.matches if fit else 0, "ladder": board_state(session, game, players),
+            "provisional_count": sum(entry["provisional"] for entry in entries),
+            "settled": is_settled([SimpleNamespace(**entry) for entry in entries]),
+            "provisional_rule": {"max_interval_elo": PROVISIONAL_WIDTH_ELO},
             "updated_at": fit.updated_at.isoformat() if fit else None}
 
 

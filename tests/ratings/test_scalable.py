@@ -1,4 +1,4 @@
-"""The scalable path (packed logs, numpy Newton, one-step bootstrap) held against the exact one."""
+"""The large-board path (packed logs, conjugate-gradient Newton, warm starts) held against the exact one."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from arena.ratings import ONE_LOSER, RANKED, MatchOutcome, leaderboard, tally
 from arena.ratings.blas import controller, single_thread
-from arena.ratings.bradley_terry import ELO_PER_LOGIT, fit_logits, precision_for, to_elo
+from arena.ratings.bradley_terry import ELO_PER_LOGIT
 from arena.ratings.leaderboard import (
     EXACT_MAX_BOTS,
     EXACT_MAX_PAIRS,
@@ -77,24 +77,28 @@ def test_integer_ids_pack_to_the_same_log_either_way() -> None:
 def test_small_leaderboards_keep_the_exact_table() -> None:
     """At or under the thresholds every entry point gives exactly (==) the table of the exact path."""
     log = ranked_log(2, 10, 150)
-    assert use_exact(10, 150, 400.0, "auto") and not use_exact(EXACT_MAX_BOTS + 1, 10, 400.0, "auto")
-    assert not use_exact(10, EXACT_MAX_PAIRS + 1, 400.0, "auto") and use_exact(10**4, 1, None, "auto")
-    exact = exact_leaderboard(log, random.Random(5), 50, 400.0, 0.95)
+    assert use_exact(10, 150, "auto") and not use_exact(EXACT_MAX_BOTS + 1, 10, "auto")
+    assert not use_exact(10, EXACT_MAX_PAIRS + 1, "auto") and use_exact(10**4, 1, "exact")
+    exact = exact_leaderboard(log, random.Random(5), 50, None, 0.95)
     assert leaderboard(log, rng=random.Random(5), resamples=50) == exact
     assert packed_leaderboard(pack(log), rng=random.Random(5), resamples=50) == exact
     assert leaderboard(log, rng=random.Random(5), resamples=50, start={"b000": 1900.0}) == exact
 
 
 @pytest.mark.parametrize("make", [ranked_log, one_loser_log])
-def test_the_numpy_newton_fit_is_the_exact_fit(make) -> None:
-    """Same optimum as the pure-Python Newton to 1e-6 Elo, from a cold start and from a poor warm start."""
+def test_the_large_board_path_approximates_the_exact_posterior_closely(make) -> None:
+    """The large-board path fits the prior's spread with a second-order approximation of A^-1's diagonal
+    instead of exact inverses (``posterior.curvature``): its ratings stay within 0.5 Elo of the exact path's
+    and its interval widths within 3 %, from a cold start and from a poor warm start."""
     log = make(3, 30, 800)
-    counts = tally(log)
-    exact = dict(zip(counts.bots, to_elo(fit_logits(counts.score, precision_for(400.0))), strict=True))
-    for start in (None, {bot: 1500.0 + 300.0 * math.sin(i) for i, bot in enumerate(counts.bots)}):
-        rows = leaderboard(log, rng=random.Random(1), resamples=0, method="one_step", start=start)
-        assert max(abs(row.elo - exact[row.bot]) for row in rows) < 1e-6
-        assert all((row.elo_low, row.elo_high, row.los_next) == (row.elo, row.elo, None) for row in rows)
+    exact = {row.bot: row for row in leaderboard(log, rng=random.Random(1), method="exact")}
+    for start in (None, {bot: 1500.0 + 300.0 * math.sin(i) for i, bot in enumerate(sorted(exact))}):
+        rows = leaderboard(log, rng=random.Random(1), method="one_step", start=start)
+        assert max(abs(row.elo - exact[row.bot].elo) for row in rows) < 0.5
+        widths = [(row.elo_high - row.elo_low) / (exact[row.bot].elo_high - exact[row.bot].elo_low) for row in rows]
+        assert min(widths) >= 0.97 and max(widths) <= 1.03
+    points = leaderboard(log, rng=random.Random(1), resamples=0, method="one_step", prior_sd=400.0)
+    assert all((row.elo_low, row.elo_high, row.los_next) == (row.elo, row.elo, None) for row in points)
 
 
 def test_the_one_step_table_depends_on_neither_order_nor_start() -> None:
@@ -114,49 +118,38 @@ def test_the_one_step_table_depends_on_neither_order_nor_start() -> None:
                 if mine.los_next is not None else theirs.los_next is None
 
 
-def test_one_step_intervals_agree_with_the_exact_bootstrap_on_a_medium_leaderboard() -> None:
-    """150 bots, 10,000 four-player matches (267 games a bot), 200 resamples each way. The fits are the same
-    optimum; the interval endpoints differ from the exact bootstrap's by about as much as the exact bootstrap
-    differs from itself under another seed (its Monte Carlo noise), and the widths agree on average."""
-    log = ranked_log(5, 150, 10_000, spread=150.0)
+def test_both_paths_agree_on_a_medium_leaderboard() -> None:
+    """80 bots, 3,000 four-player matches: the exact and large-board paths give the same table to 0.1 Elo (ratings)
+    and 0.5 Elo (interval ends), and the same ranks."""
+    log = ranked_log(5, 80, 3_000, spread=150.0)
     exact = {row.bot: row for row in leaderboard(log, rng=random.Random(1), method="exact")}
-    again = {row.bot: row for row in leaderboard(log, rng=random.Random(2), method="exact")}
-    one_step = {row.bot: row for row in leaderboard(log, rng=random.Random(1), method="one_step")}
-
-    def gaps(a: dict, b: dict) -> np.ndarray:
-        return np.array([abs(a[bot].elo_low - b[bot].elo_low) for bot in a]
-                        + [abs(a[bot].elo_high - b[bot].elo_high) for bot in a])
-
-    assert max(abs(one_step[bot].elo - exact[bot].elo) for bot in exact) < 1e-6
-    noise, error = gaps(exact, again), gaps(one_step, exact)
-    assert np.median(error) <= 4.0 and np.quantile(error, 0.95) <= 12.0 and error.max() <= 25.0
-    assert np.median(error) <= 1.5 * np.median(noise) + 0.5
-    assert np.quantile(error, 0.95) <= 1.5 * np.quantile(noise, 0.95) + 1.0
-    widths = [(one_step[b].elo_high - one_step[b].elo_low) / (exact[b].elo_high - exact[b].elo_low) for b in exact]
-    assert 0.96 <= float(np.median(widths)) <= 1.04
-    assert {bot: row.games for bot, row in one_step.items()} == {bot: row.games for bot, row in exact.items()}
+    large = {row.bot: row for row in leaderboard(log, rng=random.Random(1), method="one_step")}
+    assert max(abs(large[bot].elo - exact[bot].elo) for bot in exact) < 0.1
+    assert max(abs(large[bot].elo_low - exact[bot].elo_low) for bot in exact) < 0.5
+    assert {bot: (row.games, row.rank) for bot, row in large.items()} == {
+        bot: (row.games, row.rank) for bot, row in exact.items()}
 
 
 def test_one_step_intervals_cover_the_true_ratings_about_95_percent_of_the_time() -> None:
-    """The coverage simulation of ``test_leaderboard`` (200 tournaments of 6 bots, 60 four-player matches,
-    100 resamples) on the one-step path: the linearisation is at its worst with this few games."""
+    """The coverage simulation of ``test_leaderboard`` (100 tournaments of 6 bots, 60 four-player matches)
+    on the large-board path."""
     from tests.ratings.test_leaderboard import simulated_log
 
     inside = total = 0
-    for seed in range(200):
+    for seed in range(100):
         strength, log = simulated_log(1000 + seed, bots=6, matches=60)
         mean = sum(strength.values()) / len(strength)
-        for row in leaderboard(log, rng=random.Random(seed), resamples=100, method="one_step"):
+        for row in leaderboard(log, rng=random.Random(seed), resamples=20, method="one_step"):
             truth = 1500 + ELO_PER_LOGIT * (strength[row.bot] - mean)
             inside += row.elo_low <= truth <= row.elo_high
             total += 1
-    assert 0.88 <= inside / total <= 0.99
+    assert 0.91 <= inside / total <= 0.985
 
 
 def test_the_one_step_path_refuses_what_it_cannot_do() -> None:
     log = ranked_log(6, 5, 20)
     with pytest.raises(ValueError, match="prior"):
-        leaderboard(log, rng=random.Random(1), method="one_step", prior_sd=None)
+        leaderboard(log, rng=random.Random(1), method="one_step", prior_sd=0.0)
     with pytest.raises(ValueError, match="method"):
         leaderboard(log, rng=random.Random(1), method="fast")
     assert packed_leaderboard(pack([]), rng=random.Random(1)) == []

@@ -1,0 +1,87 @@
+"""The refit gives the ratings each match's deal (tournament or ladder + seed), stores the provisional mark,
+and the leaderboard's JSON carries it, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import random
+
+from sqlalchemy import select
+
+from arena.services.accounts import hash_token
+from arena.services.leaderboards import board_deals, board_log, leaderboard, match_log, refit
+from arena.services.matches import record
+from arena.storage.db import Database
+from arena.storage.models import Account, Bot, Ladder, Match, MatchSeat, Rating, Tournament
+
+GAME, PLAYERS = "pajarracos", 3
+
+
+def _world(db: Database) -> list[int]:
+    with db.session() as session:
+        session.add(Account(id=1, name="owner", token_hash=hash_token("arena_test_owner")))
+        session.flush()
+        session.add(Tournament(id=1, game=GAME, seats=PLAYERS, time_limit_ms=1000, seed=7, created_by=1))
+        session.add(Ladder(id=1, game=GAME, players=PLAYERS, time_limit_ms=1000))
+        for bot in range(1, 7):
+            session.add(Bot(id=bot, owner_id=1, name=f"bot{bot}", url="http://127.0.0.1:9", game=GAME,
+                            secret="s" * 16))
+    return list(range(1, 7))
+
+
+def _play(db: Database, table: list[int], ranks: list[int], *, tournament: int | None = None,
+          ladder: int | None = None, seed: int = 1) -> int:
+    with db.session() as session:
+        match = Match(game=GAME, num_players=len(table), seed=seed, params={}, time_limit_ms=1000, status="running",
+                      attempts=1, worker="test", tournament_id=tournament, ladder_id=ladder)
+        session.add(match)
+        session.flush()
+        for seat, bot in enumerate(table):
+            session.add(MatchSeat(match_id=match.id, seat=seat, bot_id=bot))
+        match_id = match.id
+    steps = [{"turn": 1, "decisions": [{"seat": s, "latency_ms": 1.0} for s in range(len(table))]}]
+    result = {"ranks": ranks, "scores": [float(len(ranks) - r) for r in ranks], "game_ranks": ranks, "forfeited": []}
+    assert record(db, match_id, {"game": GAME, "steps": steps, "faults": [], "result": result})
+    return match_id
+
+
+def test_the_rotations_of_a_deal_reach_the_fit_as_one_unit(database) -> None:
+    """Three rotations of a tournament deal (seed 5), two of a ladder deal with the same seed, and two
+    matches outside both: the refit's log groups exactly the rotations of each deal, and the seat rows'
+    log (``match_log``) groups them the same way."""
+    bots = _world(database)
+    tournament = [_play(database, bots[:3][s:] + bots[:3][:s], [1, 2, 3], tournament=1, seed=5) for s in range(3)]
+    ladder = [_play(database, bots[3:][s:] + bots[3:][:s], [1, 2, 3], ladder=1, seed=5) for s in range(2)]
+    alone = [_play(database, bots[::2], [2, 1, 3], seed=5), _play(database, bots[1::2], [3, 2, 1], seed=5)]
+    log, ids, *_ = board_log(database, GAME, PLAYERS)
+    by_id = dict(zip(ids.tolist(), log.deals.tolist(), strict=True))
+    assert len({by_id[m] for m in tournament}) == 1 and len({by_id[m] for m in ladder}) == 1
+    assert len({by_id[m] for m in tournament + ladder + alone}) == 4
+    with database.session(readonly=True) as session:
+        outcomes, _ = match_log(session, GAME, PLAYERS)
+        again = board_deals(session, GAME, PLAYERS, ids)
+    assert (again == log.deals).all()
+    deals = [m.deal for m in outcomes]
+    assert deals.count(("tournament", 1, 5)) == 3 and deals.count(("ladder", 1, 5)) == 2 and deals.count(None) == 2
+
+
+def test_the_refit_stores_the_provisional_mark_and_the_leaderboard_shows_it(database) -> None:
+    """Six bots, forty matches among the first five, then one match for the sixth: the newcomer's interval
+    is wide, so it is provisional in the stored row and in the JSON, which also counts the provisional bots
+    and says whether the board has settled."""
+    bots = _world(database)
+    rng = random.Random(3)
+    for _ in range(40):
+        table = rng.sample(bots[:5], PLAYERS)
+        order = sorted(table, key=lambda bot: rng.expovariate(1.0 + bot))
+        _play(database, table, [order.index(bot) + 1 for bot in table], seed=rng.randrange(1, 10**9))
+    _play(database, [6, 1, 2], [1, 2, 3])
+    refit(database, GAME, PLAYERS)
+    with database.session(readonly=True) as session:
+        stored = {r.bot_id: r for r in session.scalars(select(Rating).where(Rating.game == GAME))}
+        board = leaderboard(session, GAME, PLAYERS)
+    assert stored[6].provisional and stored[6].elo_high - stored[6].elo_low > 300
+    entries = {entry["bot_id"]: entry for entry in board["entries"]}
+    assert entries[6]["provisional"] is True
+    assert all(entry["provisional"] == stored[bot].provisional for bot, entry in entries.items())
+    assert board["provisional_count"] == sum(r.provisional for r in stored.values()) >= 1
+    assert board["settled"] is False and board["provisional_rule"] == {"max_interval_elo": 300.0}
