@@ -33,5 +33,6 @@ from arena.web.pages import (  # noqa: E402,F401 - routes register themselves on
     home,
     leaderboards,
     matches,
+    source_files,
     tournaments,
 )
