@@ -118,3 +118,9 @@ def test_regression_the_korean_edition_s_rules_page_was_a_404(client) -> None:
     page = client.get("/docs/games/piranha-pedro-ko")
     assert page.status_code == 200 and "피라니아" in page.get_data(as_text=True)
     assert client.get("/docs/games/nope").status_code == 404
+
+
+def test_a_path_already_inside_a_link_is_not_linked_again() -> None:
+    html = render_markdown("[`sample_bots/starters/go/`](../sample_bots/starters/go/README.md)", "docs/protocol.md",
+                           lambda path: "/docs/files/" + path)
+    assert html.count("<a ") == 1 and 'href="/docs/files/sample_bots/starters/go/README.md"' in html

@@ -48,6 +48,9 @@ def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": True, "highlight": lambda code, lang, _attrs: highlight_code(code, lang)})
     md.enable("table")
     md.use(anchors_plugin, min_level=1, max_level=3, slug_func=slug)
+    # A wide table scrolls inside its own wrap on a phone (static/scroll_regions.js adds the hint).
+    md.add_render_rule("table_open", lambda *_args: '<div class="table-wrap"><table>\n')
+    md.add_render_rule("table_close", lambda *_args: "</table></div>\n")
     return md
 
 
@@ -69,17 +72,22 @@ def render_markdown(text: str, source: str = "", linker: Linker | None = None) -
 
 
 def _link_paths(tokens: list[Token], folder: str, linker: Linker) -> None:
+    inside_link = 0  # a path already inside a link stays as it is (no link in a link)
     for token in tokens:
         if token.children:
             _link_paths(token.children, folder, linker)
+        if token.type == "link_close":
+            inside_link -= 1
         if token.type == "link_open":
+            inside_link += 1
             href = str(token.attrGet("href") or "")
             if href and not re.match(r"^[a-z][a-z0-9+.-]*:|^[/#]", href):
                 path, _, anchor = href.partition("#")
                 url = linker(posixpath.normpath(posixpath.join(folder, path)))
                 if url:
                     token.attrSet("href", url + (f"#{anchor}" if anchor else ""))
-        elif token.type == "code_inline" and PATHLIKE.match(token.content) and "/" in token.content:
+        elif (token.type == "code_inline" and not inside_link and PATHLIKE.match(token.content)
+              and "/" in token.content):
             url = linker(posixpath.normpath(token.content.removeprefix("./")))
             if url:
                 token.type = "html_inline"
