@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from html import unescape
+from pathlib import Path
 
 import pytest
 
@@ -124,3 +125,29 @@ def test_a_path_already_inside_a_link_is_not_linked_again() -> None:
     html = render_markdown("[`sample_bots/starters/go/`](../sample_bots/starters/go/README.md)", "docs/protocol.md",
                            lambda path: "/docs/files/" + path)
     assert html.count("<a ") == 1 and 'href="/docs/files/sample_bots/starters/go/README.md"' in html
+
+
+def relative_luminance(colour: str) -> float:
+    digits = colour.lstrip("#")
+    digits = "".join(c * 2 for c in digits) if len(digits) == 3 else digits
+    channels = [int(digits[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(a: str, b: str) -> float:
+    high, low = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_highlighted_code_meets_wcag_aa_contrast_in_light_and_dark() -> None:
+    """The browser tests' axe scan skips highlighted code (thousands of spans); its colours are checked here,
+    each token colour against the code background of its scheme (whitespace tokens draw nothing)."""
+    css = (Path(__file__).resolve().parents[2] / "arena/web/static/highlight.css").read_text(encoding="utf-8")
+    light, dark = css.split("@media (prefers-color-scheme: dark)")
+    for part in (light, dark):
+        background = re.search(r"\.highlight \{ background: (#[0-9a-fA-F]{3,6})", part).group(1)
+        tokens = re.findall(r"\.highlight \.(\w+) \{ color: (#[0-9a-fA-F]{3,6})", part)
+        assert len(tokens) > 40
+        low = [(token, colour) for token, colour in tokens if token != "w" and contrast(colour, background) < 4.5]
+        assert low == [], (background, low)
