@@ -204,7 +204,7 @@
     return out.join("");
   }
 
-  var PAJARRACOS_LEGEND = '<div class="board-legend small muted" aria-label="Legend"><strong>Legend:</strong> ' +
+  var PAJARRACOS_LEGEND = '<div class="board-legend small muted"><strong>Legend:</strong> ' +
     '<ul class="legend-list">' +
     FRUITS.map(function (f) { return '<li><span class="card-chip legend-chip ' + f + '"></span> ' + f + "</li>"; }).join("") +
     '<li><span class="card-chip legend-chip cherries juicy">★</span> juicy fruit, written apples* in card lists ' +
