@@ -17,6 +17,7 @@ CONTENT_SECURITY_POLICY = "; ".join([
     "default-src 'none'",
     "script-src 'self'",
     "style-src 'self'",
+    "font-src 'self'",  # the Hangul subset (static/fonts/), for machines without a Korean font
     "img-src 'self' data:",  # data: for the empty favicon (<link rel="icon" href="data:,">)
     "connect-src 'self'",  # the tournament page polls the API
     "form-action 'self'",

@@ -109,3 +109,42 @@ def browser() -> Iterator[object]:
 def screenshots() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+@pytest.fixture(scope="session")
+def showcase(tmp_path_factory, random_bots) -> Iterator[object]:
+    """A finished arena with every game (tests/browser/showcase.py), shared by the page-wide tests."""
+    from tests.browser.showcase import serve_showcase
+
+    with serve_showcase(tmp_path_factory.mktemp("showcase"), [b.url for b in random_bots]) as arena:
+        yield arena
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[object]:
+    """One Chromium for the page-wide tests (each test opens its own context)."""
+    executable = chromium_or_skip()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture(scope="session")
+def sessions(showcase, chromium) -> dict[str | None, dict]:
+    """Each kind of showcase visitor's signed-in browser storage, made once through the login form."""
+    states: dict[str | None, dict] = {None: {"cookies": [], "origins": []}}
+    for who, token in (("owner", showcase.owner_token), ("organizer", showcase.organizer_token)):
+        context = chromium.new_context()
+        page = context.new_page()
+        page.goto(showcase.url + "/login")
+        page.get_by_label("API token").fill(token)
+        page.get_by_role("button", name="Log in").click()
+        page.wait_for_url(showcase.url + "/")
+        states[who] = context.storage_state()
+        context.close()
+    return states

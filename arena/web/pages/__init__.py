@@ -35,5 +35,6 @@ from arena.web.pages import (  # noqa: E402,F401 - routes register themselves on
     leaderboards,
     matches,
     my_bots,
+    source_files,
     tournaments,
 )

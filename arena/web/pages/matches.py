@@ -13,7 +13,7 @@ from arena.services.redaction import public_replay
 from arena.web.context import unit_of_work
 from arena.web.pages import pages
 from arena.web.pages.common import page, viewer
-from arena.web.pages.replay_data import replay_frames, replay_steps
+from arena.web.pages.replay_data import replay_frames, replay_steps, replay_views
 from referee.games import GAMES
 
 
@@ -29,10 +29,11 @@ def match_page(match_id: int) -> tuple[str, int]:
     row, doc = rows[0], info.pop("replay")
     replay = None
     if doc:
+        views = replay_views(doc)
         replay = {
             "game": doc["game"], "players": doc["players"], "salt": doc["salt"],
             "scheme": doc.get("commitment_scheme", ""), "result": doc["result"],
-            "frames": replay_frames(doc), "steps": replay_steps(doc),
+            "frames": replay_frames(doc, views), "steps": replay_steps(doc, views),
         }
     spec = GAMES[row["game"]].spec if row["game"] in GAMES else None
     return page("match.html", m=row, info=info, spec=spec, replay=replay)

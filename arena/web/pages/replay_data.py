@@ -7,6 +7,7 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import Any
 
+from arena.web.pages.replay_annotations import annotate_step
 from referee.commitments import canonical_json
 from referee.errors import RulesError
 from referee.games import get_game
@@ -14,17 +15,22 @@ from referee.games import get_game
 PRIVATE_VIEW_KEYS = ("seat", "hand", "my_unrevealed", "decision", "must_commit")
 
 
-def replay_frames(doc: dict[str, Any]) -> dict[str, Any]:
-    """The public view after each step (frame 0: the start), as a first view plus per-step changes.
+def replay_views(doc: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
+    """The public view after each step (frame 0: the start), and where they came from.
 
     The pure engine is re-run from the recorded game, params, seed and actions, so the board at every
     step is what a spectator could have seen. If the engine refuses (another engine version, a
     damaged document), the acting seats' recorded views minus private fields stand in.
     """
     try:
-        views, source = _engine_views(doc), "engine"
+        return _engine_views(doc), "engine"
     except (RulesError, KeyError, TypeError, ValueError, IndexError, AttributeError):
-        views, source = _recorded_views(doc), "recorded views"
+        return _recorded_views(doc), "recorded views"
+
+
+def replay_frames(doc: dict[str, Any], views: tuple[list[dict[str, Any]], str] | None = None) -> dict[str, Any]:
+    """The public views of ``replay_views`` as a first view plus per-step changes (what the page embeds)."""
+    views, source = views or replay_views(doc)
     final = doc.get("final_view")
     return {
         "source": source,
@@ -87,11 +93,13 @@ def _grew(old: Any, new: Any) -> bool:
             and list(new[:len(old)]) == list(old))
 
 
-def replay_steps(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every decision as the viewer lists it. A fault shows only its kind: its message and excerpt quote what
-    the bot sent, which the bot's page shows to its owner alone."""
+def replay_steps(doc: dict[str, Any], views: tuple[list[dict[str, Any]], str] | None = None) -> list[dict[str, Any]]:
+    """Every decision as the viewer lists it, with the step's notes (``replay_annotations``: its game turn,
+    cards revealed or never revealed, Pedro's path). A fault shows only its kind: its message and excerpt
+    quote what the bot sent, which the bot's page shows to its owner alone."""
+    frames, _source = views or replay_views(doc)
     steps = []
-    for step in doc.get("steps", []):
+    for k, step in enumerate(doc.get("steps", [])):
         decisions = []
         for d in step["decisions"]:
             fault = d.get("fault")
@@ -101,5 +109,6 @@ def replay_steps(doc: dict[str, Any]) -> list[dict[str, Any]]:
                 "fault": fault["kind"] if fault else None,
                 "commitment": d["commitment"], "hand": (d.get("view") or {}).get("hand"),
             })
-        steps.append({"turn": step["turn"], "decisions": decisions})
+        notes = annotate_step(decisions, frames[k], frames[k + 1]) if k + 1 < len(frames) else {}
+        steps.append({"turn": step["turn"], "decisions": decisions, **notes})
     return steps

@@ -107,19 +107,29 @@
       return '<li class="decision"><div class="decision-head"><strong>' + esc(names[d.seat] || "seat " + d.seat) +
         "</strong> <code>" + esc(d.decision) + '</code> <span class="muted">' +
         (d.latency_ms === null ? "not asked" : d.latency_ms.toFixed(1) + " ms") + "</span> " + mark(k - 1, i) +
-        '</div><div class="decision-action">' + esc(boards.describe(data.game, d.decision, d.action, names)) + "</div>" +
+        '</div><div class="decision-action">' + boards.describe(data.game, d, names) + "</div>" +
         (notes.length ? '<div class="small">' + notes.join(" ") + "</div>" : "") +
         (d.hand ? '<div class="muted small">hand before: ' + esc(d.hand.join(" ")) + "</div>" : "") + "</li>";
     });
     decisionsEl.innerHTML = '<ol class="decision-list" aria-label="Decisions of step ' + k + '">' + items.join("") + "</ol>";
   }
 
+  /* The game's own turn of step k (the turn its decisions were made in): the label and the side panel
+     both print this, never the referee's step counter nor the next turn of the view after the step. */
+  function turnText(k) {
+    var t = k > 0 ? steps[k - 1].game_turn : null;
+    return t ? t.label + " " + t.number : "";
+  }
+
   function show(k) {
     current = Math.max(0, Math.min(total, k));
     slider.value = String(current);
+    var turn = turnText(current);
     label.textContent = current === 0 ? "Start (step 0 of " + total + ")"
-      : "Step " + current + " of " + total + " · turn " + steps[current - 1].turn + (current === total ? " · final position" : "");
-    boards.draw(data.game, boardEl, sideEl, frames[current], current > 0 ? frames[current - 1] : null, names);
+      : "Step " + current + " of " + total + (turn ? " · " + turn : "") + (current === total ? " · final position" : "");
+    slider.setAttribute("aria-valuetext", label.textContent);
+    boards.draw(data.game, boardEl, sideEl, frames[current], current > 0 ? frames[current - 1] : null, names,
+                current > 0 ? steps[current - 1] : null);
     renderDecisions(current);
     root.dataset.step = String(current);
     if (window.history && window.history.replaceState) window.history.replaceState(null, "", "#step=" + current);
@@ -151,10 +161,23 @@
   });
   slider.addEventListener("input", function () { stop(); show(Number(slider.value)); });
   speed.addEventListener("change", function () { if (timer !== null) { stop(); play(); } });
-  root.addEventListener("keydown", function (event) {
-    if (event.target === slider || event.target.tagName === "SELECT") return;
-    if (event.key === "ArrowRight") { stop(); show(current + 1); event.preventDefault(); }
-    if (event.key === "ArrowLeft") { stop(); show(current - 1); event.preventDefault(); }
+  /* Arrow keys step the viewer when nothing else on the page wants them: focus on the page itself, or on
+     the viewer's own buttons. The slider and the speed menu keep their native keys; links, fields and
+     other widgets elsewhere on the page keep theirs; keys with a modifier are the browser's. */
+  function viewerTakesKeys(target) {
+    if (!target || target === document.body || target === document.documentElement) return true;
+    if (root.contains(target)) return target !== slider && !/^(SELECT|INPUT|TEXTAREA)$/.test(target.tagName);
+    return target.tabIndex < 0 && !target.isContentEditable;  // not a tab stop: the page, <main>, plain text
+  }
+  document.addEventListener("keydown", function (event) {
+    if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey || event.defaultPrevented) return;
+    if (!viewerTakesKeys(event.target)) return;
+    var moves = { ArrowRight: current + 1, ArrowLeft: current - 1, Home: 0, End: total };
+    if (!(event.key in moves)) return;
+    if ((event.key === "Home" || event.key === "End") && event.target !== root && !root.contains(event.target)) return;
+    stop();
+    show(moves[event.key]);
+    event.preventDefault();
   });
 
   var fromHash = /^#step=(\d+)$/.exec(window.location.hash);

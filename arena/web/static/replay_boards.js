@@ -1,6 +1,7 @@
 /* Drawing one public view of a match, and putting a recorded action into words.
-   window.ArenaBoards.draw(game, boardEl, sideEl, view, previousView, names)
-   window.ArenaBoards.describe(game, decision, action, names) -> plain text */
+   window.ArenaBoards.draw(game, boardEl, sideEl, view, previousView, names, step)
+   window.ArenaBoards.describe(game, decision, names) -> HTML (every recorded value escaped)
+   ``step`` is the replay step that led to ``view`` (replay_annotations.py: game_turn, reveals, path). */
 (function () {
   "use strict";
 
@@ -31,7 +32,9 @@
       'M0 -4 Q-3 -12 -8 -12 Q-2 -9 0 -4 Z M0 -4 Q3 -12 8 -12 Q2 -9 0 -4 Z"/></g>';
   }
 
-  function drawPiranhaBoard(view, prev, korean) {
+  function center(square) { return (square[1] * CELL + 15) + "," + (square[0] * CELL + 15); }
+
+  function drawPiranhaBoard(view, prev, korean, step) {
     var b = view.board, rows = b.rows, H = b.height, W = b.width;
     var fish = {}, stones = {}, piranhas = {};
     (b.fish_squares || []).forEach(function (s) { fish[key(s)] = true; });
@@ -68,9 +71,12 @@
         if (piranhas[k]) out.push(piranhaShape(x + 16, y + 15));
       }
     }
-    if (prev && key(prev.pedro) !== key(view.pedro)) {
-      out.push('<line class="trail" x1="' + (prev.pedro[1] * CELL + 15) + '" y1="' + (prev.pedro[0] * CELL + 15) +
-        '" x2="' + (view.pedro[1] * CELL + 15) + '" y2="' + (view.pedro[0] * CELL + 15) + '"/>');
+    var path = step && step.path ? step.path : [];
+    if (path.length > 1) {  // square by square, as Pedro walked: never a diagonal shortcut
+      out.push('<polyline class="trail" points="' + path.map(center).join(" ") + '"/>');
+      path.slice(1, -1).forEach(function (s) {
+        out.push('<circle class="trail-dot" cx="' + (s[1] * CELL + 15) + '" cy="' + (s[0] * CELL + 15) + '" r="2.5"/>');
+      });
     }
     var px = view.pedro[1] * CELL + 15, py = view.pedro[0] * CELL + 15;
     out.push('<g class="pedro"><title>Pedro</title><circle cx="' + px + '" cy="' + py + '" r="11"/>' +
@@ -81,17 +87,39 @@
         '<circle cx="' + fx + '" cy="' + fy + '" r="14"/></g>');
     }
     out.push("</svg>");
-    out.push('<p class="board-legend small muted">P: Pedro (dashed: his last move) · red fish: piranha · ' +
+    out.push('<p class="board-legend small muted">P: Pedro (dashed orange line: his path in this step) · red fish: piranha · ' +
       (korean ? "brown bar: log" : "grey disc: stone") + " · sand and palm: the island · dotted ring: marked piranha square" +
       (korean ? " · dashed red square: fish square" : "") + " · red ring: where Pedro fell</p>");
     return out.join("");
   }
 
-  function piranhaSide(view, names, korean) {
+  /* A seat's Played cell: cards revealed since everyone last took their 12 back (this step's in bold),
+     then this step's committed cards that were never revealed because Pedro fell first. */
+  function playedCell(view, seat, step) {
+    var fresh = 0, hidden = [];
+    if (step && step.reveals) step.reveals.forEach(function (r) { if (r[0] === seat) fresh++; });
+    if (step) {
+      step.decisions.forEach(function (d) {
+        if (d.seat !== seat || !d.cards) return;
+        d.cards.forEach(function (c) { if (!c.revealed) hidden.push(c.card); });
+      });
+    }
+    var played = view.played[seat] || [];
+    var cells = played.map(function (card, i) {
+      return i >= played.length - fresh ? "<strong>" + esc(card) + "</strong>" : esc(card);
+    });
+    hidden.forEach(function (card) {
+      cells.push('<span class="card-unrevealed" title="committed, never revealed: Pedro fell first">' + esc(card) +
+        '</span> <span class="small muted">(not revealed)</span>');
+    });
+    return cells.join(" ");
+  }
+
+  function piranhaSide(view, names, korean, step) {
     var advanced = view.scores !== undefined;
     var acting = {};
     (view.to_act || []).forEach(function (s) { acting[s] = true; });
-    var out = ['<table class="compact state"><thead><tr><th scope="col">Seat</th><th scope="col">' +
+    var out = ['<div class="table-wrap"><table class="compact state"><thead><tr><th scope="col">Seat</th><th scope="col">' +
       (korean ? "Logs" : "Stones") + '</th><th scope="col">Piranhas</th><th scope="col">Hand</th>' +
       '<th scope="col">Played</th>' + (advanced ? '<th scope="col">Points</th>' : "") + "</tr></thead><tbody>"];
     for (var s = 0; s < view.players; s++) {
@@ -99,14 +127,19 @@
         (view.sombrero === s ? ' <span class="tag" title="holds the sombrero">sombrero</span>' : "") +
         (acting[s] ? ' <span class="visually-hidden">(to act)</span>' : "") + "</th><td>" + view.stones[s] +
         "</td><td>" + view.piranhas_taken[s] + " / " + view.loss_threshold + "</td><td>" + view.hand_sizes[s] +
-        "</td><td>" + esc((view.played[s] || []).join(" ")) + "</td>" +
+        "</td><td>" + playedCell(view, s, step) + "</td>" +
         (advanced ? "<td>" + view.scores[s] + "</td>" : "") + "</tr>");
     }
-    out.push("</tbody></table>");
-    var facts = ["move round " + view.move_round, "phase: " + String(view.phase).replace(/_/g, " "),
+    out.push("</tbody></table></div>");
+    var turn = step && step.game_turn ? step.game_turn.number : view.move_round;
+    var facts = ["move round " + turn + (view.move_round !== turn && view.phase !== "over" ? " (next: move round " +
+      view.move_round + ")" : ""), "phase: " + String(view.phase).replace(/_/g, " "),
       "supply: " + (view.supply === null ? "unlimited" : view.supply)];
     if (advanced) facts.push("barrels left: " + view.barrels_left);
     out.push('<p class="muted small">' + esc(facts.join(" · ")) + "</p>");
+    if (step && step.hands_back) {
+      out.push('<p class="note">All 12 cards played without a fall: everyone takes their cards back.</p>');
+    }
     if (view.fall) {
       out.push('<p class="note warn">Pedro fell (' + esc(view.fall.cause.replace(/_/g, " ")) + ") on " +
         esc(nameOf(names, view.fall.seat)) + "'s card " + esc(view.fall.card) + ".</p>");
@@ -121,11 +154,21 @@
     return out.join("");
   }
 
-  function describePiranha(decision, action) {
-    if (decision === "choose_card") return "plays " + (Array.isArray(action) ? action.join(" then ") : action);
-    if (decision === "take_piranha") return "takes the piranha at " + sq(action);
-    if (decision === "move_piranha") return action === null ? "moves no piranha" : "moves a piranha " + sq(action[0]) + " → " + sq(action[1]);
-    return JSON.stringify(action);
+  function describePiranha(d) {
+    var action = d.action;
+    if (d.decision === "choose_card") {
+      var cards = d.cards || (Array.isArray(action) ? action : [action]).map(function (c) { return { card: c, revealed: true }; });
+      var hidden = cards.filter(function (c) { return !c.revealed; }).length;
+      return (hidden === cards.length ? "commits " : "plays ") + cards.map(function (c) {
+        return c.revealed ? esc(c.card) : '<span class="card-unrevealed">' + esc(c.card) +
+          '</span> <span class="muted">(never revealed: Pedro fell first, it goes under the board)</span>';
+      }).join(" then ");
+    }
+    if (d.decision === "take_piranha") return esc("takes the piranha at " + sq(action));
+    if (d.decision === "move_piranha") {
+      return esc(action === null ? "moves no piranha" : "moves a piranha " + sq(action[0]) + " → " + sq(action[1]));
+    }
+    return esc(JSON.stringify(action));
   }
 
   /* ---- Pajarracos ------------------------------------------------------------------------------ */
@@ -157,14 +200,28 @@
         "</section>");
     });
     out.push("</div>");
+    out.push(PAJARRACOS_LEGEND);
     return out.join("");
   }
 
-  function pajarracosSide(view, names) {
+  var PAJARRACOS_LEGEND = '<div class="board-legend small muted"><strong>Legend:</strong> ' +
+    '<ul class="legend-list">' +
+    FRUITS.map(function (f) { return '<li><span class="card-chip legend-chip ' + f + '"></span> ' + f + "</li>"; }).join("") +
+    '<li><span class="card-chip legend-chip cherries juicy">★</span> juicy fruit, written apples* in card lists ' +
+    "(pulls a crow onto its tree)</li>" +
+    "<li>a bar: one fruit card on the tree; the number: the tree's size</li>" +
+    '<li><span class="badge crow">crow</span> eats one card at the end of its owner\'s turn</li>' +
+    '<li><span class="badge crow">flock</span> eats the whole tree at the end of its owner\'s turn</li>' +
+    '<li><span class="badge scarecrow">scarecrow</span> protects the tree to the end</li>' +
+    '<li><span class="legend-box"></span> framed orchard: the player to act</li></ul></div>';
+
+  function pajarracosSide(view, names, step) {
     var counts = {};
     view.discard.forEach(function (c) { counts[c] = (counts[c] || 0) + 1; });
     var pile = Object.keys(counts).map(function (c) { return esc(c) + " ×" + counts[c]; }).join(", ");
-    var facts = ["turn " + view.turn, "phase: " + String(view.phase).replace(/_/g, " "), "reserve: " + view.reserve_size + " cards"];
+    var turn = step && step.game_turn ? step.game_turn.number : view.turn;
+    var facts = ["turn " + turn + (view.turn !== turn && view.phase !== "over" ? " (next: turn " + view.turn + ")" : ""),
+      "phase: " + String(view.phase).replace(/_/g, " "), "reserve: " + view.reserve_size + " cards"];
     if (view.extra_action_pending) facts.push("extra action pending");
     return '<p class="small">' + esc(facts.join(" · ")) + "</p>" +
       '<p class="small"><strong>Discard pile (' + view.discard.length + "):</strong> " + (pile || "empty") + "</p>" +
@@ -174,6 +231,10 @@
   function treeName(t, names) { return nameOf(names, t.orchard) + "'s " + t.fruit; }
 
   function describePajarracos(decision, action, names) {
+    return esc(pajarracosWords(decision, action, names));
+  }
+
+  function pajarracosWords(decision, action, names) {
     if (!action || typeof action !== "object") return JSON.stringify(action);
     switch (action.type) {
       case "fruit":
@@ -200,24 +261,25 @@
     }).join(", ") + (view.stalled ? " — ended by the move-round cap" : "") + "</p>";
   }
 
-  function draw(game, boardEl, sideEl, view, prev, names) {
+  function draw(game, boardEl, sideEl, view, prev, names, step) {
     if (game.indexOf("piranha-pedro") === 0) {
       var korean = game.indexOf("-ko") > 0;
-      boardEl.innerHTML = drawPiranhaBoard(view, prev, korean);
-      sideEl.innerHTML = piranhaSide(view, names, korean);
+      boardEl.innerHTML = drawPiranhaBoard(view, prev, korean, step);
+      sideEl.innerHTML = piranhaSide(view, names, korean, step);
+      if (window.ArenaTables) window.ArenaTables.refresh(sideEl);
     } else if (game === "pajarracos") {
       boardEl.innerHTML = drawOrchards(view, names);
-      sideEl.innerHTML = pajarracosSide(view, names);
+      sideEl.innerHTML = pajarracosSide(view, names, step);
     } else {
       boardEl.innerHTML = "<pre class=\"view-json\">" + esc(JSON.stringify(view, null, 2)) + "</pre>";
       sideEl.innerHTML = "";
     }
   }
 
-  function describe(game, decision, action, names) {
-    if (game.indexOf("piranha-pedro") === 0) return describePiranha(decision, action);
-    if (game === "pajarracos") return describePajarracos(decision, action, names);
-    return JSON.stringify(action);
+  function describe(game, d, names) {
+    if (game.indexOf("piranha-pedro") === 0) return describePiranha(d);
+    if (game === "pajarracos") return describePajarracos(d.decision, d.action, names);
+    return esc(JSON.stringify(d.action));
   }
 
   window.ArenaBoards = { draw: draw, describe: describe, escape: esc, fruits: FRUITS };
