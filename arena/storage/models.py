@@ -14,7 +14,6 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
-    DateTime,
     Float,
     ForeignKey,
     Index,
@@ -26,6 +25,8 @@ from sqlalchemy import (
 )
 from sqlalchemy import true as sa_true
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from arena.storage.types import UtcDateTime as DateTime  # aware UTC datetimes on every database
 
 
 def utcnow() -> datetime:
@@ -194,6 +195,8 @@ class Match(Base):
         Index("ix_matches_board_finished", "game", "num_players", "status", "finished_at"),
         Index("ix_matches_deal", "tournament_id", "seed", "status"),
         Index("ix_matches_ladder_deal", "ladder_id", "seed", "status"),
+        Index("ix_matches_tournament_id", "tournament_id", "id"), Index("ix_matches_ladder_id", "ladder_id", "id"),
+        Index("ix_matches_board_id", "game", "num_players", "id"),  # newest-first paging (0008_find)
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
