@@ -76,13 +76,11 @@ def _page(session: Session, query: Select[Any], column: Any, f: ListFilter, limi
         newer = len(ids) > limit
         ids = sorted(ids[:limit], reverse=True)
         return ids, ids[0] if ids and newer else None, ids[-1] if ids else None
-    if f.before is not None:
-        query = query.where(column < f.before)
-    ids = list(session.scalars(query.order_by(column.desc()).limit(limit + 1)))
+    page = query.where(column < f.before) if f.before is not None else query
+    ids = list(session.scalars(page.order_by(column.desc()).limit(limit + 1)))
     older = len(ids) > limit
     ids = ids[:limit]
-    newer = f.before is not None and bool(ids) and session.scalar(
-        select(func.count()).select_from(query.where(column > ids[0]).limit(1).subquery())) > 0
+    newer = f.before is not None and bool(ids) and session.scalar(query.where(column > ids[0]).limit(1)) is not None
     return ids, ids[0] if newer else None, ids[-1] if ids and older else None
 
 

@@ -141,8 +141,8 @@ def find_matches(session: Session, f: MatchFilter, limit: int = PAGE_SIZE) -> di
         ids = ids[:limit]
         more_newer = f.before is not None
     if more_newer and ids and f.after is None:  # confirm a newer page exists (the cursor may be the newest)
-        newer_query, _ = _id_query(f)
-        more_newer = session.scalar(newer_query.where(id_column > ids[0]).limit(1)) is not None
+        newer_query, newer_column = _id_query(f)
+        more_newer = session.scalar(newer_query.where(newer_column > ids[0]).limit(1)) is not None
     rows = match_rows(session, ids)
     kinds = dict(session.execute(select(Match.id, Match.ladder_id).where(Match.id.in_(ids))).all()) if ids else {}
     for row in rows:
