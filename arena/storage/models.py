@@ -382,7 +382,7 @@ class LiveRating(Base):
 
 
 class RatingPoint(Base):
-    """A bot's rating after a refit, for the rating-history plot."""
+    """A bot's fitted rating after a refit, for the rating chart (its per-match points: ``LivePoint``)."""
 
     __tablename__ = "rating_points"
     __table_args__ = (Index("ix_rating_points_bot", "bot_id", "game", "players", "id"),)
@@ -394,6 +394,9 @@ class RatingPoint(Base):
     match_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     elo: Mapped[float] = mapped_column(Float)
     live_elo: Mapped[float] = mapped_column(Float)
+    elo_low: Mapped[float | None] = mapped_column(Float, nullable=True)  # the fit's 95% interval (0008_find)
+    elo_high: Mapped[float | None] = mapped_column(Float, nullable=True)
+    games: Mapped[int | None] = mapped_column(Integer, nullable=True)  # the bot's rated matches at the fit
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

@@ -1,6 +1,8 @@
-"""find: indexes for newest-first keyset paging of a tournament's and a ladder's matches (and of one
-leaderboard's), and the tournaments' cross-tables summed again with shared places as draws (stored pairs
-of one-loser games left shared places out: two Piranha Pedro bots that tied six times showed 0-0-0)
+"""find: the rating chart's live Elo after every rated match (``live_points``) and the fitted points'
+95% interval and match count (``rating_points``); indexes for newest-first keyset paging of a
+tournament's, a ladder's and a leaderboard's matches; the tournaments' cross-tables summed again with
+shared places as draws (stored pairs of one-loser games left shared places out: two Piranha Pedro bots
+that tied six times showed 0-0-0)
 
 Revision ID: 0008_find
 Revises: 0007
@@ -9,6 +11,7 @@ Create Date: 2026-12-01 23:50:00.000000
 
 from __future__ import annotations
 
+import sqlalchemy as sa
 from alembic import op
 
 revision = '0008_find'
@@ -48,6 +51,21 @@ _OLD_PAIRS = _PAIRS.replace(
 
 
 def upgrade() -> None:
+    op.create_table('live_points',
+    sa.Column('id', sa.Integer(), nullable=False),
+    sa.Column('bot_id', sa.Integer(), nullable=False),
+    sa.Column('game', sa.String(length=60), nullable=False),
+    sa.Column('players', sa.Integer(), nullable=False),
+    sa.Column('games', sa.Integer(), nullable=False),
+    sa.Column('match_id', sa.Integer(), nullable=False),
+    sa.Column('elo', sa.Float(), nullable=False),
+    sa.ForeignKeyConstraint(['bot_id'], ['bots.id'], ),
+    sa.PrimaryKeyConstraint('id')
+    )
+    op.create_index('ix_live_points_bot', 'live_points', ['bot_id', 'game', 'players', 'games'], unique=False)
+    op.add_column('rating_points', sa.Column('elo_low', sa.Float(), nullable=True))
+    op.add_column('rating_points', sa.Column('elo_high', sa.Float(), nullable=True))
+    op.add_column('rating_points', sa.Column('games', sa.Integer(), nullable=True))
     for name, columns in INDEXES:
         op.create_index(name, 'matches', columns, unique=False)
     op.execute("DELETE FROM tournament_pairs")
@@ -59,3 +77,7 @@ def downgrade() -> None:
     op.execute(_OLD_PAIRS)
     for name, _columns in reversed(INDEXES):
         op.drop_index(name, table_name='matches')
+    for column in ('games', 'elo_high', 'elo_low'):  # in place (SQLite >= 3.35: unindexed columns)
+        op.execute(f'ALTER TABLE rating_points DROP COLUMN {column}')
+    op.drop_index('ix_live_points_bot', table_name='live_points')
+    op.drop_table('live_points')
