@@ -42,6 +42,7 @@ from arena.services import latency, standings
 from arena.services.accounts import hash_token
 from arena.services.leaderboards import refit
 from arena.storage.db import Database
+from arena.storage.history_models import RatingPoint
 from arena.storage.models import (
     Account,
     Bot,
@@ -49,7 +50,6 @@ from arena.storage.models import (
     LiveRating,
     Match,
     MatchSeat,
-    RatingPoint,
     Tournament,
 )
 from arena.storage.replays import compress

@@ -25,6 +25,7 @@ from arena.ratings.packed import PackedLog, from_ids
 from arena.services import outcome_store
 from arena.services.errors import Invalid, NotFound
 from arena.storage.db import Database
+from arena.storage.history_models import RatingPoint
 from arena.storage.models import (
     Account,
     BoardFaultRates,
@@ -35,7 +36,6 @@ from arena.storage.models import (
     MatchSeat,
     MatchStatus,
     Rating,
-    RatingPoint,
 )
 from referee.games import GAMES
 

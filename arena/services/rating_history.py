@@ -18,8 +18,8 @@ from typing import Any
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
-from arena.storage.history_models import LivePoint
-from arena.storage.models import LiveRating, Rating, RatingPoint
+from arena.storage.history_models import LivePoint, RatingPoint
+from arena.storage.models import LiveRating, Rating
 
 MAX_POINTS = 300  # live points drawn per board (more matches are bucketed)
 MAX_FITS = 150  # fitted points drawn per board

@@ -381,25 +381,6 @@ class LiveRating(Base):
     games: Mapped[int] = mapped_column(Integer, default=0)
 
 
-class RatingPoint(Base):
-    """A bot's fitted rating after a refit, for the rating chart (its per-match points: ``LivePoint``)."""
-
-    __tablename__ = "rating_points"
-    __table_args__ = (Index("ix_rating_points_bot", "bot_id", "game", "players", "id"),)
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
-    game: Mapped[str] = mapped_column(String(60))
-    players: Mapped[int] = mapped_column(Integer)
-    match_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    elo: Mapped[float] = mapped_column(Float)
-    live_elo: Mapped[float] = mapped_column(Float)
-    elo_low: Mapped[float | None] = mapped_column(Float, nullable=True)  # the fit's 95% interval (0008_find)
-    elo_high: Mapped[float | None] = mapped_column(Float, nullable=True)
-    games: Mapped[int | None] = mapped_column(Integer, nullable=True)  # the bot's rated matches at the fit
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-
-
 class MetricCounter(Base):
     """Monotonic counters for /metrics, incremented in the same transaction that records a match (so a
     match is counted exactly once, whichever web process is scraped)."""

@@ -8,8 +8,8 @@ import re
 from sqlalchemy import func, insert, select
 
 from arena.services import rating_history
-from arena.storage.history_models import LivePoint
-from arena.storage.models import LiveRating, Rating, RatingPoint
+from arena.storage.history_models import LivePoint, RatingPoint
+from arena.storage.models import LiveRating, Rating
 from arena.web.pages.charts import nice_ticks, rating_chart
 
 
