@@ -80,8 +80,8 @@ def history(session: Session, bot_id: int) -> list[dict[str, Any]]:
     for game, players, matches in boards:
         fits = _fits(session, bot_id, game, players)
         rating = current.get((game, players))
-        if rating is not None and matches and (not fits or fits[-1][0] < matches or fits[-1][1] != rating.elo):
-            fits.append((matches, rating.elo, rating.elo_low, rating.elo_high))  # the rating as it stands
+        if rating is not None and matches:  # the rating as it stands (a later refit may have moved it)
+            fits = [p for p in fits if p[0] < matches] + [(matches, rating.elo, rating.elo_low, rating.elo_high)]
         out.append({"game": game, "players": players, "matches": matches,
                     "live": _live(session, bot_id, game, players, matches), "fits": fits,
                     "bucket": max(1, -(-matches // MAX_POINTS))})

@@ -21,6 +21,7 @@ from arena.storage.models import (
     TournamentScore,
     TournamentStatus,
 )
+from tests.pages.builders import tied_piranha_tournament
 
 
 def reference_standings(session, tournament) -> dict:
@@ -144,35 +145,9 @@ def test_the_migration_sums_the_tournaments_it_finds(context, world) -> None:
         assert _both(context, tournament_id) == (theirs, theirs)
 
 
-def _tied_piranha_tournament(context, world, ties: int) -> int:
-    """A finished 2-seat Piranha Pedro tournament of pp0 and pp1 whose every match both bots survived
-    (both rank 1: shared first place), stored through the recorders like a played match."""
-    from arena.services.publication import publish
-
-    bots = [world.bots["pp0"], world.bots["pp1"]]
-    with context.db.session() as session:
-        organizer = session.scalar(select(Tournament.created_by).limit(1))
-        tournament = Tournament(game="piranha-pedro", seats=2, time_limit_ms=1000, seed=1, bot_ids=bots,
-                                status=TournamentStatus.FINISHED, total=ties, created_by=organizer)
-        session.add(tournament)
-        session.flush()
-        for n in range(ties):
-            match = Match(tournament_id=tournament.id, game="piranha-pedro", num_players=2, seed=100 + n,
-                          time_limit_ms=1000, status=MatchStatus.FINISHED, result={"ranks": [1, 1], "scores": [1, 1]})
-            session.add(match)
-            session.flush()
-            seats = [MatchSeat(match_id=match.id, seat=i, bot_id=b) for i, b in enumerate(bots[::1 if n % 2 else -1])]
-            session.add_all(seats)
-            session.flush()
-            replay = {"game": "piranha-pedro", "steps": [], "faults": [], "result": {
-                "ranks": [1, 1], "scores": [1, 1], "forfeited": []}}
-            publish(session, match.id, replay)
-        return tournament.id
-
-
 def test_cross_table_shows_0_0_0_for_two_bots_that_tied_six_times(context, world) -> None:
     """Regression: shared first places of a one-loser game were left out of the cross-table."""
-    tournament_id = _tied_piranha_tournament(context, world, 6)
+    tournament_id = tied_piranha_tournament(context, world, 6)
     mine, theirs = _both(context, tournament_id)
     a, b = str(world.bots["pp0"]), str(world.bots["pp1"])
     assert mine["cross_table"][a][b] == {"wins": 0, "draws": 6, "losses": 0}
@@ -182,7 +157,7 @@ def test_cross_table_shows_0_0_0_for_two_bots_that_tied_six_times(context, world
 
 def test_standings_show_1_and_2_for_identical_records(context, world) -> None:
     """Regression: two bots with equal records got places 1 and 2 while the leaderboard said 1-2 for both."""
-    tournament_id = _tied_piranha_tournament(context, world, 6)
+    tournament_id = tied_piranha_tournament(context, world, 6)
     mine, _ = _both(context, tournament_id)
     assert [(s["place"], s["place_high"]) for s in mine["standings"]] == [(1, 2), (1, 2)]
     assert all(s["pair_score"] == 0.5 for s in mine["standings"])
@@ -197,7 +172,7 @@ def test_places_share_only_equal_records() -> None:
 
 def test_the_find_migration_sums_stored_cross_tables_again_with_shared_places(context, world) -> None:
     """Pairs stored by the old rule (shared first places left out) are summed again by revision 0008_find."""
-    tournament_id = _tied_piranha_tournament(context, world, 6)
+    tournament_id = tied_piranha_tournament(context, world, 6)
     expected = {t: _both(context, t)[1] for t in (world.tournament, world.piranha_tournament, tournament_id)}
     config = alembic_config(context.db.url)
     with context.db.engine.begin() as connection:

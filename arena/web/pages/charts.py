@@ -56,7 +56,7 @@ def _band(points: list[tuple[int, float, float, float]], x: Any, y: Any) -> str:
     return _path([(x(n), y(hi)) for n, _e, _lo, hi in points] + [(x(n), y(lo)) for n, _e, lo, _hi in reversed(points)])
 
 
-def rating_chart(board: dict[str, Any], width: int = 640, height: int = 250) -> dict[str, Any] | None:
+def rating_chart(board: dict[str, Any], width: int = 480, height: int = 260) -> dict[str, Any] | None:
     """One leaderboard's rating chart (``services.rating_history.history``): live Elo after every rated
     match (a dot each, or a band of lowest to highest per bucket when there are too many to draw), the
     fitted Elo with its 95% band where fits were made; x is the bot's n-th rated match, y is Elo."""
