@@ -124,6 +124,14 @@ def _result_clause(result: str, seat: Any, other: Any) -> Any:
     return {"win": and_(seat.rank == 1, ~shared), "draw": and_(seat.rank == 1, shared), "loss": seat.rank > 1}[result]
 
 
+def find_ids(session: Session, f: MatchFilter, limit: int = PAGE_SIZE) -> list[int]:
+    """The ids of one page of ``f`` (before its cursor), newest first: for the API's match list."""
+    query, id_column = _id_query(f)
+    if f.before is not None:
+        query = query.where(id_column < f.before)
+    return list(session.scalars(query.order_by(id_column.desc()).limit(limit)))
+
+
 def find_matches(session: Session, f: MatchFilter, limit: int = PAGE_SIZE) -> dict[str, Any]:
     """One page of matches, newest first: ``{"matches", "newer", "older"}`` where ``newer``/``older`` are
     the cursors of the neighbouring pages (None at either end)."""

@@ -189,3 +189,14 @@ def test_each_filter_walks_an_index_in_id_order_on_sqlite(tmp_path) -> None:
             plan = " | ".join(row[-1] for row in connection.execute(text(f"EXPLAIN QUERY PLAN {compiled}")))
             assert "TEMP B-TREE" not in plan, (f, plan)
     db.dispose()
+
+
+def test_the_api_match_list_takes_the_same_filters_and_cursor(client, context, world) -> None:
+    rnd1, rnd2 = world.bots["rnd1"], world.bots["rnd2"]
+    for query, f in ((f"bot={rnd1}&result=win", MatchFilter(bot=rnd1, result="win")),
+                     (f"bot={rnd1}&opponent={rnd2}", MatchFilter(bot=rnd1, opponent=rnd2)),
+                     ("status=queued", MatchFilter(status="queued")),
+                     (f"before={world.finished[3]}", MatchFilter(before=world.finished[3]))):
+        listed = client.get(f"/api/matches?{query}&limit=500").get_json()
+        assert [m["id"] for m in listed] == _ids(context, f, 500), query
+    assert client.get("/api/matches?result=win").status_code == 422
