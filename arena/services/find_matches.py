@@ -2,8 +2,8 @@
 
 Paging is by match id (``before``/``after`` a cursor, never OFFSET), so page 2,000 of 100,000 matches
 costs what page 1 does: each filter walks an index in id order (``ix_match_seats_bot_match`` for a bot,
-``ix_matches_tournament_id``, ``ix_matches_ladder_id``, ``ix_matches_board_id`` for a leaderboard; the
-primary key otherwise).
+``ix_matches_tournament_id``, ``ix_matches_ladder_id``, ``ix_matches_board_id`` for a leaderboard,
+``ix_matches_status_id``; the primary key otherwise).
 
 Secrecy: a result filter only ever selects published matches (``publication.PUBLIC``), whatever the
 result asked for, so a sealed match is left out of every result list alike and its place in one or

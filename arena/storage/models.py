@@ -196,7 +196,7 @@ class Match(Base):
         Index("ix_matches_deal", "tournament_id", "seed", "status"),
         Index("ix_matches_ladder_deal", "ladder_id", "seed", "status"),
         Index("ix_matches_tournament_id", "tournament_id", "id"), Index("ix_matches_ladder_id", "ladder_id", "id"),
-        Index("ix_matches_board_id", "game", "num_players", "id"),  # newest-first paging (0008_find)
+        Index("ix_matches_board_id", "game", "num_players", "id"), Index("ix_matches_status_id", "status", "id"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

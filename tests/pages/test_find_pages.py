@@ -180,7 +180,7 @@ def test_each_filter_walks_an_index_in_id_order_on_sqlite(tmp_path) -> None:
 
     filters = [MatchFilter(), MatchFilter(tournament=1), MatchFilter(ladder=1),
                MatchFilter(game="pajarracos", players=3), MatchFilter(bot=1), MatchFilter(bot=1, opponent=2),
-               MatchFilter(bot=1, result="win")]
+               MatchFilter(bot=1, result="win"), MatchFilter(status="finished"), MatchFilter(status="queued")]
     with db.engine.connect() as connection:
         for f in filters:
             query, column = find_matches._id_query(f)

@@ -23,6 +23,7 @@ INDEXES = (
     ('ix_matches_tournament_id', ['tournament_id', 'id']),
     ('ix_matches_ladder_id', ['ladder_id', 'id']),
     ('ix_matches_board_id', ['game', 'num_players', 'id']),
+    ('ix_matches_status_id', ['status', 'id']),
 )
 
 # Frozen here on purpose (the service's code may change with later schemas): every pair of seats of a
