@@ -42,6 +42,7 @@ from arena.services import latency, standings
 from arena.services.accounts import hash_token
 from arena.services.leaderboards import refit
 from arena.storage.db import Database
+from arena.storage.history_models import RatingPoint
 from arena.storage.models import (
     Account,
     Bot,
@@ -49,7 +50,6 @@ from arena.storage.models import (
     LiveRating,
     Match,
     MatchSeat,
-    RatingPoint,
     Tournament,
 )
 from arena.storage.replays import compress
@@ -267,6 +267,10 @@ def run(db: Database, label: str, args: argparse.Namespace) -> float:
         "tournament": (tournaments, None),
         "match": ([f"/matches/{m}" for m in ids["matches"]], None),
         "docs": (["/docs"], None),
+        "index: matches": (find_urls(ids, rng), None),
+        "index: others": (["/bots", "/bots?game=pajarracos", "/tournaments", "/tournaments?status=finished",
+                           "/leaderboards", f"/tournaments?bot={ids['bots'][0]}"], None),
+        "head to head": ([f"/bots/{a}/vs/{b}" for a, b in (rng.sample(ids["bots"], 2) for _ in range(20))], None),
     }
     freeze_when_warm(client, [urls[0] for urls, _before in pages.values()], args.gc_freeze)
     print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
@@ -282,6 +286,20 @@ def run(db: Database, label: str, args: argparse.Namespace) -> float:
     print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     print(f"worst p99 / {GOAL_MS:.0f} ms = {worst:.2f} (goal <= 1): {'PASS' if worst <= 1 else 'FAIL'}")
     return worst
+
+
+def find_urls(ids: dict[str, Any], rng: random.Random) -> list[str]:
+    """The match index under every filter, on its first page and deep in the list (keyset cursors)."""
+    bots, tournaments = ids["bots"], ids["tournaments"]
+    deep = f"before={max(2, ids['rows']['matches'] // 50)}"  # near the oldest match: a page deep in the list
+    urls = ["/matches", f"/matches?{deep}", "/matches?status=finished", "/matches?game=pajarracos&players=3",
+            f"/matches?game=pajarracos&players=3&{deep}"]
+    for _ in range(5):
+        a, b = rng.sample(bots, 2)
+        t = rng.choice(tournaments)
+        urls += [f"/matches?bot={a}", f"/matches?bot={a}&opponent={b}", f"/matches?bot={a}&result=win",
+                 f"/matches?bot={a}&result=draw&{deep}", f"/matches?tournament={t}", f"/matches?tournament={t}&{deep}"]
+    return urls
 
 
 def main(argv: list[str] | None = None) -> int:

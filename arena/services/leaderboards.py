@@ -29,6 +29,7 @@ from arena.services import outcome_store
 from arena.services.errors import Invalid, NotFound
 from arena.services.ladders import board_state
 from arena.storage.db import Database
+from arena.storage.history_models import RatingPoint
 from arena.storage.models import (
     Account,
     BoardFaultRates,
@@ -39,7 +40,6 @@ from arena.storage.models import (
     MatchSeat,
     MatchStatus,
     Rating,
-    RatingPoint,
 )
 from referee.games import GAMES
 
@@ -161,7 +161,7 @@ def refit(db: Database, game: str, players: int) -> int:
         since = np.searchsorted(ids, previous_last_id, side="right")
         played = np.unique(log.seats[since:]).tolist()
         _add_history(session, game, players, last_id, [log.bots[i] for i in played],
-                     {row.bot: row.elo for row in table})
+                     {row.bot: (row.elo, row.elo_low, row.elo_high) for row in table})
         if singles >= outcome_store.COMPACT_AT:
             outcome_store.compact_outcomes(session, game, players)
     return log.matches
@@ -199,12 +199,16 @@ def lock_board(session: Session, game: str, players: int) -> None:
 
 
 def _add_history(session: Session, game: str, players: int, through_id: int, bots: list[int],
-                 elo: dict[int, float]) -> None:
-    """A rating-history point for every bot that played since the previous fit."""
-    live = dict(session.execute(select(LiveRating.bot_id, LiveRating.elo).where(
-        LiveRating.game == game, LiveRating.players == players, LiveRating.bot_id.in_(bots))).all())
+                 elo: dict[int, tuple[float, float, float]]) -> None:
+    """A fitted point (Elo, 95% interval, the bot's rated matches so far) for every bot that played since
+    the previous fit: the rating chart's fitted line and band (``rating_history``)."""
+    live = {bot: (value, games) for bot, value, games in session.execute(
+        select(LiveRating.bot_id, LiveRating.elo, LiveRating.games).where(
+            LiveRating.game == game, LiveRating.players == players, LiveRating.bot_id.in_(bots)))}
     points = [{"bot_id": bot, "game": game, "players": players, "match_id": through_id,
-               "elo": round(elo[bot], 2), "live_elo": round(live.get(bot, 1500.0), 2)} for bot in bots if bot in elo]
+               "elo": round(elo[bot][0], 2), "elo_low": round(elo[bot][1], 2), "elo_high": round(elo[bot][2], 2),
+               "live_elo": round(live.get(bot, (1500.0, 0))[0], 2), "games": live.get(bot, (1500.0, 0))[1]}
+              for bot in bots if bot in elo]
     if points:
         session.execute(insert(RatingPoint), points)
 

@@ -8,23 +8,21 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, defer, selectinload
 
 from arena.services.errors import NotFound, require_id
+from arena.services.find_matches import MatchFilter, find_ids
 from arena.services.publication import is_public
 from arena.services.redaction import public_replay
-from arena.storage.models import Bot, Match, MatchSeat
+from arena.storage.models import Bot, Match
 from arena.storage.replays import decompress
 
 
-def list_matches(session: Session, tournament_id: int | None = None, bot_id: int | None = None,
-                 limit: int = 50) -> list[dict[str, Any]]:
-    """Newest first, as JSON without replays: the replay blobs stay unread and the bots' names come in
-    one query for the whole page (not one per match)."""
+def list_matches(session: Session, found: MatchFilter, limit: int = 50) -> list[dict[str, Any]]:
+    """Newest first before ``found.before``, narrowed by ``found`` (``find_matches``: the same filters and
+    secrecy as the match list page), as JSON without replays: the replay blobs stay unread and the bots'
+    names come in one query for the whole page (not one per match)."""
+    ids = find_ids(session, found, limit)
     query = (select(Match).options(defer(Match.replay_gz), selectinload(Match.seats))
-             .order_by(Match.id.desc()).limit(limit))
-    if tournament_id is not None:
-        query = query.where(Match.tournament_id == tournament_id)
-    if bot_id is not None:
-        query = query.where(Match.id.in_(select(MatchSeat.match_id).where(MatchSeat.bot_id == bot_id)))
-    matches = list(session.scalars(query))
+             .where(Match.id.in_(ids)).order_by(Match.id.desc()))
+    matches = list(session.scalars(query)) if ids else []
     ids = {seat.bot_id for match in matches for seat in match.seats}
     names = dict(session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(ids))).all()) if ids else {}
     return [match_json(match, names=names) for match in matches]

@@ -25,7 +25,6 @@ from arena.storage.models import (
     MatchSeat,
     MatchStatus,
     Rating,
-    RatingPoint,
     Tournament,
 )
 from arena.storage.replays import decompress
@@ -93,22 +92,6 @@ def bot_ratings(session: Session, bot_id: int) -> list[dict[str, Any]]:
         if not any((r["game"], r["players"]) == key for r in out):
             out.append({"game": lr.game, "players": lr.players, "elo": None, "elo_low": None, "elo_high": None,
                         "rank": None, "rank_low": None, "rank_high": None, "games": lr.games, "live_elo": lr.elo})
-    return out
-
-
-def rating_history(session: Session, bot_id: int, limit: int = 400) -> dict[int, list[tuple[int, float, float]]]:
-    """The newest ``limit`` rating points per player count, oldest first: (match id, Elo, live Elo)."""
-    boards = session.execute(
-        select(RatingPoint.game, RatingPoint.players).where(RatingPoint.bot_id == bot_id).distinct()
-    ).all()
-    out: dict[int, list[tuple[int, float, float]]] = {}
-    for game, players in boards:
-        rows = session.execute(
-            select(RatingPoint.match_id, RatingPoint.elo, RatingPoint.live_elo)
-            .where(RatingPoint.bot_id == bot_id, RatingPoint.game == game, RatingPoint.players == players)
-            .order_by(RatingPoint.id.desc()).limit(limit)
-        ).all()
-        out[players] = [(m or 0, e, le) for m, e, le in reversed(rows)]
     return out
 
 

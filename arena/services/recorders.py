@@ -16,6 +16,7 @@ from arena.services import latency, standings
 from arena.services.leaderboards import update_live
 from arena.services.metrics import FAULTS, count_match, increment
 from arena.services.outcome_store import store_outcome
+from arena.services.rating_history import add_live_points
 from arena.storage.models import Fault, Match, MatchSeat
 
 
@@ -75,6 +76,12 @@ def live_elo(session: Session, match: Published) -> None:
     update_live(session, match.game, [row.bot_id for row in match.seats], match.result)
 
 
+def live_points(session: Session, match: Published) -> None:
+    """The rating chart's point for this match: each seat's live Elo after it (``rating_history``)."""
+    session.flush()  # the live Elo rows the stage before changed
+    add_live_points(session, match.game, match.match_id, [row.bot_id for row in match.seats])
+
+
 def outcome_store(session: Session, match: Published) -> None:
     store_outcome(session, match.match_id, match.game, match.seats)
 
@@ -121,6 +128,7 @@ def fault_metrics(session: Session, match: Published) -> None:
 RATED: tuple[tuple[str, Recorder], ...] = (
     ("seat results", seat_results),
     ("live Elo", live_elo),
+    ("live points", live_points),
     ("outcome store", outcome_store),
     ("tournament standings", tournament_standings),
     ("metrics", match_metrics),

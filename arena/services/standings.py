@@ -3,9 +3,10 @@
 A finished match never changes, so its part of the standings is added once, in the transaction that
 records it (``add_match``, under the leaderboard's write lock): a tournament page then reads one row per
 bot and one per pair that met, whatever the number of matches (summing seat rows per view grew with the
-tournament: docs/benchmarks.md). Pairs follow the ratings' rule
-(``rank_pairs``): ranked games every pair, equal ranks draw; one-loser games only a winner against a
-non-winner.
+tournament: docs/benchmarks.md). The cross-table counts every pair of seats of a match: the better place
+wins and a shared place is a draw, in every game (two Piranha Pedro seats that both stay dry share first
+place: a draw, not nothing; the ratings' one-loser rule, which skips such pairs, is for fitting, not for
+telling who met whom). Bots with equal records share their place (``places``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
-from arena.ratings.outcomes import rank_pairs
+from arena.ratings.outcomes import RANKED, rank_pairs
 from arena.storage.models import (
     Bot,
     Match,
@@ -26,7 +27,6 @@ from arena.storage.models import (
     TournamentPair,
     TournamentScore,
 )
-from referee.games import GAMES
 
 SCORE_FIELDS = ("matches", "wins", "rank_sum", "score_sum", "forfeits", "faults")
 PAIR_FIELDS = ("wins", "draws", "losses")
@@ -37,8 +37,9 @@ Scores = dict[int, list[Any]]  # bot: SCORE_FIELDS
 Pairs = dict[tuple[int, int], list[int]]  # (bot, other): PAIR_FIELDS
 
 
-def tally(seats: Sequence[Seat], kind: str, scores: Scores, pairs: Pairs) -> None:
-    """Add one finished match (its seats in seat order) to the sums."""
+def tally(seats: Sequence[Seat], scores: Scores, pairs: Pairs) -> None:
+    """Add one finished match (its seats in seat order) to the sums. The cross-table reads places alone,
+    whatever the game's ranking kind (shared places draw: see the module docstring)."""
     for bot, rank, score, forfeited, faults in seats:
         st = scores.setdefault(bot, [0, 0, 0, 0.0, 0, 0])
         st[0] += 1
@@ -48,7 +49,7 @@ def tally(seats: Sequence[Seat], kind: str, scores: Scores, pairs: Pairs) -> Non
         st[4] += bool(forfeited)
         st[5] += faults
     bots = [seat[0] for seat in seats]
-    for a, b, result in rank_pairs([seat[1] for seat in seats], kind):
+    for a, b, result in rank_pairs([seat[1] for seat in seats], RANKED):
         slot = 0 if result == 1.0 else 1
         pairs.setdefault((bots[a], bots[b]), [0, 0, 0])[slot] += 1
         pairs.setdefault((bots[b], bots[a]), [0, 0, 0])[2 - slot] += 1
@@ -59,8 +60,7 @@ def add_match(session: Session, tournament_id: int, game: str, seats: Sequence[M
     no other writer reads these rows between our read and our write)."""
     scores: Scores = {}
     pairs: Pairs = {}
-    tally([(s.bot_id, s.rank, s.score, s.forfeited, s.faults) for s in seats], GAMES[game].spec.ranking,
-          scores, pairs)
+    tally([(s.bot_id, s.rank, s.score, s.forfeited, s.faults) for s in seats], scores, pairs)
     rows = {r.bot_id: r for r in session.scalars(select(TournamentScore).where(
         TournamentScore.tournament_id == tournament_id, TournamentScore.bot_id.in_(scores)))}
     for bot, add in scores.items():
@@ -92,7 +92,6 @@ def rebuild(session: Session, tournament_id: int) -> None:
                                                       Match.status == MatchStatus.FINISHED).order_by(Match.id)))
     scores: Scores = {}
     pairs: Pairs = {}
-    kind = GAMES[tournament.game].spec.ranking
     for start in range(0, len(ids), CHUNK):
         rows = session.execute(
             select(MatchSeat.match_id, MatchSeat.bot_id, MatchSeat.rank, MatchSeat.score, MatchSeat.forfeited,
@@ -102,12 +101,12 @@ def rebuild(session: Session, tournament_id: int) -> None:
         current = None
         for match_id, *seat in rows:
             if match_id != current and table:
-                tally(table, kind, scores, pairs)
+                tally(table, scores, pairs)
                 table = []
             current = match_id
             table.append(tuple(seat))  # type: ignore[arg-type]
         if table:
-            tally(table, kind, scores, pairs)
+            tally(table, scores, pairs)
     session.execute(delete(TournamentScore).where(TournamentScore.tournament_id == tournament_id))
     session.execute(delete(TournamentPair).where(TournamentPair.tournament_id == tournament_id))
     if scores:
@@ -143,8 +142,25 @@ def standings_and_cross_table(session: Session, tournament: Tournament) -> dict[
                     "mean_score": round(score_sum / n, 3) if n else None,
                     "pair_score": round(won / played, 4) if played else None, "forfeits": forfeits,
                     "faults": faults})
-    out.sort(key=lambda s: (-(s["pair_score"] or 0), s["mean_rank"] or 99, s["bot_id"]))
-    for place, entry in enumerate(out, start=1):
-        entry["place"] = place
+    places(out)
     return {"standings": out, "cross_table": {str(a): {str(b): {"wins": v[0], "draws": v[1], "losses": v[2]}
                                                        for b, v in row.items()} for a, row in cross.items()}}
+
+
+def record_key(entry: dict[str, Any]) -> tuple[float, float]:
+    """What orders the standings: pair score (higher first), then mean rank (lower first)."""
+    return -(entry["pair_score"] or 0), entry["mean_rank"] or 99
+
+
+def places(entries: list[dict[str, Any]]) -> None:
+    """Sort the standings and give each bot its place: bots with equal records share them, as a
+    leaderboard shows a rank range (``place`` to ``place_high``: 1 and 1-2 for two level leaders)."""
+    entries.sort(key=lambda e: (record_key(e), e["bot_id"]))
+    start = 0
+    while start < len(entries):
+        end = start
+        while end + 1 < len(entries) and record_key(entries[end + 1]) == record_key(entries[start]):
+            end += 1
+        for entry in entries[start:end + 1]:
+            entry["place"], entry["place_high"] = start + 1, end + 1
+        start = end + 1

@@ -14,7 +14,6 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
-    DateTime,
     Float,
     ForeignKey,
     Index,
@@ -26,6 +25,8 @@ from sqlalchemy import (
 )
 from sqlalchemy import true as sa_true
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from arena.storage.types import UtcDateTime as DateTime  # aware UTC datetimes on every database
 
 
 def utcnow() -> datetime:
@@ -195,6 +196,8 @@ class Match(Base):
         Index("ix_matches_board_finished", "game", "num_players", "status", "finished_at"),
         Index("ix_matches_deal", "tournament_id", "seed", "status"),
         Index("ix_matches_ladder_deal", "ladder_id", "seed", "status"),
+        Index("ix_matches_tournament_id", "tournament_id", "id"), Index("ix_matches_ladder_id", "ladder_id", "id"),
+        Index("ix_matches_board_id", "game", "num_players", "id"), Index("ix_matches_status_id", "status", "id"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -377,22 +380,6 @@ class LiveRating(Base):
     bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), primary_key=True)
     elo: Mapped[float] = mapped_column(Float, default=1500.0)
     games: Mapped[int] = mapped_column(Integer, default=0)
-
-
-class RatingPoint(Base):
-    """A bot's rating after a refit, for the rating-history plot."""
-
-    __tablename__ = "rating_points"
-    __table_args__ = (Index("ix_rating_points_bot", "bot_id", "game", "players", "id"),)
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
-    game: Mapped[str] = mapped_column(String(60))
-    players: Mapped[int] = mapped_column(Integer)
-    match_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    elo: Mapped[float] = mapped_column(Float)
-    live_elo: Mapped[float] = mapped_column(Float)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class MetricCounter(Base):

@@ -53,15 +53,20 @@ def create_app(settings: Settings | None = None, context: Context | None = None)
 
 
 def _json_errors_under_api(app: Flask) -> None:
-    """Unknown URLs and methods under /api answer JSON too (the blueprint only sees matched routes)."""
+    """Unknown URLs and methods under /api answer JSON too (the blueprint only sees matched routes); anywhere
+    else they get the styled error page, never the bare one of the framework."""
     from flask import request
     from werkzeug.exceptions import HTTPException
 
     from arena.web.api.errors import error_response
+    from arena.web.pages.errors import error_page
 
     @app.errorhandler(404)
     @app.errorhandler(405)
     def not_found(exc: HTTPException):  # type: ignore[no-untyped-def]
-        if request.path.startswith("/api"):
+        if request.path == "/api" or request.path.startswith("/api/"):
             return error_response(exc.code or 404, "no such resource" if exc.code == 404 else "method not allowed")
-        return exc
+        if exc.code == 405:
+            return error_page(405, "This address does not take that kind of request.")
+        return error_page(404, "There is no page at this address. The lists of bots, matches, tournaments and "
+                               "leaderboards are linked below.")

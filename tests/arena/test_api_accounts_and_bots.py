@@ -157,3 +157,18 @@ def test_games_and_openapi_are_served(client) -> None:
     assert {g["name"] for g in games} >= {"piranha-pedro", "pajarracos"}
     spec = client.get("/api/openapi.json").get_json()
     assert spec["openapi"].startswith("3.") and "/api/bots" in spec["paths"]
+
+
+@pytest.mark.parametrize("body", [{}, {"name": 5}, "not json", None])
+def test_post_bots_without_a_token_validated_the_body_before_answering_401(client, body) -> None:
+    """Regression: no token and a bad body answered 422 (the body was checked before who asked)."""
+    if body is None:
+        response = client.post("/api/bots", data=b"{", content_type="application/json")
+    elif isinstance(body, str):
+        response = client.post("/api/bots", data=body, content_type="text/plain")
+    else:
+        response = client.post("/api/bots", json=body)
+    assert response.status_code == 401, response.get_json()
+    assert response.headers["WWW-Authenticate"].startswith("Bearer")
+    assert client.patch("/api/bots/1", json={"nonsense": True}).status_code == 401
+    assert client.post("/api/tournaments", json={"nonsense": True}).status_code == 401

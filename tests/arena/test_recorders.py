@@ -7,6 +7,7 @@ import pytest
 from sqlalchemy import func, select
 
 from arena.services import recorders
+from arena.storage.history_models import LivePoint
 from arena.storage.models import BoardOutcome, Fault, LiveRating, Match, MatchSeat, MetricCounter, TournamentScore
 from referee.runner import BotSpec, play_match
 from tests.arena import service_harness as h
@@ -14,6 +15,7 @@ from tests.arena import service_harness as h
 TABLES = {
     "seat results": select(func.count()).select_from(MatchSeat).where(MatchSeat.rank.is_not(None)),
     "live Elo": select(func.count()).select_from(LiveRating),
+    "live points": select(func.count()).select_from(LivePoint),
     "outcome store": select(func.count()).select_from(BoardOutcome),
     "tournament standings": select(func.count()).select_from(TournamentScore),
     "metrics": select(func.count()).select_from(MetricCounter),
@@ -44,6 +46,9 @@ def test_each_recorder_writes_only_its_own_table(context, name: str) -> None:
         published = recorders.Published.load(session, match.id, replay)
         if name != "seat results":  # the stages after it read the seat rows it writes
             recorders.seat_results(session, published)
+            session.flush()
+        if name == "live points":  # the chart's points read the live Elo the stage before writes
+            recorders.live_elo(session, published)
             session.flush()
         before = _counts(session)
         recorder(session, published)

@@ -13,7 +13,7 @@ from arena.services import bots as bot_service
 from arena.services import tournaments as tournament_service
 from arena.services.accounts import create_account
 from arena.services.matches import run_match
-from arena.storage.models import Account, Match
+from arena.storage.models import Account, Match, MatchSeat, MatchStatus, Tournament, TournamentStatus
 
 CSRF = re.compile(r'name="csrf_token" type="hidden" value="([^"]+)"|name="csrf_token" value="([^"]+)"')
 
@@ -92,3 +92,29 @@ def log_in(client, token: str) -> None:  # type: ignore[no-untyped-def]
     page = client.get("/login").get_data(as_text=True)
     response = client.post("/login", data={"token": token, "csrf_token": csrf_token(page)})
     assert response.status_code == 302, response.get_data(as_text=True)
+
+
+def tied_piranha_tournament(context: Context, world: World, ties: int) -> int:
+    """A finished 2-seat Piranha Pedro tournament of pp0 and pp1 whose every match both bots survived
+    (both rank 1: shared first place), stored through the recorders like a played match."""
+    from arena.services.publication import publish
+
+    bots = [world.bots["pp0"], world.bots["pp1"]]
+    with context.db.session() as session:
+        organizer = session.scalar(select(Tournament.created_by).limit(1))
+        tournament = Tournament(game="piranha-pedro", seats=2, time_limit_ms=1000, seed=1, bot_ids=bots,
+                                status=TournamentStatus.FINISHED, total=ties, created_by=organizer)
+        session.add(tournament)
+        session.flush()
+        for n in range(ties):
+            match = Match(tournament_id=tournament.id, game="piranha-pedro", num_players=2, seed=100 + n,
+                          time_limit_ms=1000, status=MatchStatus.FINISHED, result={"ranks": [1, 1], "scores": [1, 1]})
+            session.add(match)
+            session.flush()
+            seats = [MatchSeat(match_id=match.id, seat=i, bot_id=b) for i, b in enumerate(bots[::1 if n % 2 else -1])]
+            session.add_all(seats)
+            session.flush()
+            replay = {"game": "piranha-pedro", "steps": [], "faults": [], "result": {
+                "ranks": [1, 1], "scores": [1, 1], "forfeited": []}}
+            publish(session, match.id, replay)
+        return tournament.id

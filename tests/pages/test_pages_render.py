@@ -30,13 +30,14 @@ def test_home_lists_games_leaderboard_tops_running_tournaments_and_the_tutorial(
     assert 'href="/leaderboards/pajarracos?players=3"' in page
 
 
-def test_leaderboard_shows_rank_ranges_elo_intervals_games_live_elo_and_fault_rates(client, world) -> None:
+def test_leaderboard_shows_rank_ranges_ratings_intervals_games_and_fault_rates(client, world) -> None:
     page = html(client, "/leaderboards/pajarracos?players=3")
     rows = re.findall(r'<tr>\s*<td class="rank">([^<]+)</td>', page)
     assert len(rows) == 4 and all(re.fullmatch(r"\d+(–\d+)?", r) for r in rows)
     assert page.count('<svg class="interval"') == 4 and "95% interval" in page
     assert 'aria-current="page">3</a>' in page
-    assert "Live Elo" in page and "Fault rate" in page
+    assert "Rating" in page and "Fault rate" in page
+    assert "Live Elo" not in page  # one headline rating: the fitted one
     faulty_row = page[page.index(">faulty</a>"):].split("</tr>")[0]
     assert re.search(r"[1-9][0-9.]*%", faulty_row), "the bot answering illegal actions has a fault rate"
     assert "No rated matches for 4 players yet" in html(client, "/leaderboards/pajarracos?players=4")
@@ -52,7 +53,7 @@ def test_leaderboard_refuses_unknown_games_and_player_counts_with_a_message(clie
 def test_bot_page_shows_owner_game_ratings_history_seats_latency_faults_and_matches(client, world) -> None:
     page = html(client, f"/bots/{world.bots['rnd1']}")
     assert "alice" in page and "Pajarracos" in page
-    assert "Rating history" in page and "<polyline" in page
+    assert "Rating history" in page and 'class="live-dot"' in page and 'id="headline-rating"' in page
     assert "Results by seat" in page and "3 players" in page
     assert re.search(r"<dt>p50</dt><dd>≤ \d+ ms</dd>", page)
     assert "Recent matches" in page and f'href="/matches/{world.finished[0]}"' in page

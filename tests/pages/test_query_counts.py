@@ -33,7 +33,9 @@ def queries(client, engine, url: str) -> int:  # type: ignore[no-untyped-def]
 
 def test_page_query_counts_do_not_grow_with_the_data(client, context, world) -> None:
     urls = ["/", f"/tournaments/{world.tournament}", f"/bots/{world.bots['rnd1']}",
-            "/leaderboards/pajarracos?players=3", f"/matches/{world.finished[0]}"]
+            "/leaderboards/pajarracos?players=3", f"/matches/{world.finished[0]}", "/matches", "/bots", "/tournaments",
+            "/leaderboards", f"/matches?bot={world.bots['rnd1']}&opponent={world.bots['rnd2']}",
+            f"/matches?bot={world.bots['rnd1']}&result=loss", f"/bots/{world.bots['rnd1']}/vs/{world.bots['rnd2']}"]
     before = {url: queries(client, context.db.engine, url) for url in urls}
     for match_id in world.queued[:3]:
         run_match(context.db, context.settings, match_id, "test-worker")

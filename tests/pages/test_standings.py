@@ -6,7 +6,7 @@ from __future__ import annotations
 from alembic import command
 from sqlalchemy import delete, func, select
 
-from arena.ratings.outcomes import MatchOutcome, seat_pairs
+from arena.ratings.outcomes import RANKED, MatchOutcome, seat_pairs
 from arena.services import standings
 from arena.services.matches import record, run_match
 from arena.services.standings import standings_and_cross_table
@@ -21,7 +21,7 @@ from arena.storage.models import (
     TournamentScore,
     TournamentStatus,
 )
-from referee.games import GAMES
+from tests.pages.builders import tied_piranha_tournament
 
 
 def reference_standings(session, tournament) -> dict:
@@ -45,8 +45,8 @@ def reference_standings(session, tournament) -> dict:
             st[3] += s.score or 0.0
             st[4] += s.forfeited
             st[5] += s.faults
-        outcome = MatchOutcome(tuple(s.bot_id for s in seats), tuple(s.rank for s in seats),
-                               GAMES[tournament.game].spec.ranking)
+        # the cross-table counts every pair by places, shared places drawing, in every game
+        outcome = MatchOutcome(tuple(s.bot_id for s in seats), tuple(s.rank for s in seats), RANKED)
         for i, j, score in seat_pairs(outcome):
             a, b = outcome.bots[i], outcome.bots[j]
             slot = 0 if score == 1.0 else 1
@@ -63,8 +63,10 @@ def reference_standings(session, tournament) -> dict:
                     "mean_score": round(score_sum / n, 3) if n else None,
                     "pair_score": round(won / pairs, 4) if pairs else None, "forfeits": forfeits, "faults": faults})
     out.sort(key=lambda s: (-(s["pair_score"] or 0), s["mean_rank"] or 99, s["bot_id"]))
-    for place, entry in enumerate(out, start=1):
-        entry["place"] = place
+    for entry in out:  # equal records share a place range
+        key = (entry["pair_score"] or 0, entry["mean_rank"] or 99)
+        level = [i for i, e in enumerate(out, start=1) if (e["pair_score"] or 0, e["mean_rank"] or 99) == key]
+        entry["place"], entry["place_high"] = min(level), max(level)
     return {"standings": out, "cross_table": {str(a): {str(b): {"wins": v[0], "draws": v[1], "losses": v[2]}
                                                        for b, v in row.items()} for a, row in cross.items()}}
 
@@ -141,3 +143,46 @@ def test_the_migration_sums_the_tournaments_it_finds(context, world) -> None:
         assert session.scalar(select(func.count()).select_from(TournamentScore)) == 6  # 4 + 2 bots played
     for tournament_id, theirs in expected.items():
         assert _both(context, tournament_id) == (theirs, theirs)
+
+
+def test_cross_table_shows_0_0_0_for_two_bots_that_tied_six_times(context, world) -> None:
+    """Regression: shared first places of a one-loser game were left out of the cross-table."""
+    tournament_id = tied_piranha_tournament(context, world, 6)
+    mine, theirs = _both(context, tournament_id)
+    a, b = str(world.bots["pp0"]), str(world.bots["pp1"])
+    assert mine["cross_table"][a][b] == {"wins": 0, "draws": 6, "losses": 0}
+    assert mine["cross_table"][b][a] == {"wins": 0, "draws": 6, "losses": 0}
+    assert mine == theirs
+
+
+def test_standings_show_1_and_2_for_identical_records(context, world) -> None:
+    """Regression: two bots with equal records got places 1 and 2 while the leaderboard said 1-2 for both."""
+    tournament_id = tied_piranha_tournament(context, world, 6)
+    mine, _ = _both(context, tournament_id)
+    assert [(s["place"], s["place_high"]) for s in mine["standings"]] == [(1, 2), (1, 2)]
+    assert all(s["pair_score"] == 0.5 for s in mine["standings"])
+
+
+def test_places_share_only_equal_records() -> None:
+    entries = [{"bot_id": 1, "pair_score": 0.5, "mean_rank": 1.5}, {"bot_id": 2, "pair_score": 0.75, "mean_rank": 1.2},
+               {"bot_id": 3, "pair_score": 0.5, "mean_rank": 1.5}, {"bot_id": 4, "pair_score": None, "mean_rank": None}]
+    standings.places(entries)
+    assert [(e["bot_id"], e["place"], e["place_high"]) for e in entries] == [(2, 1, 1), (1, 2, 3), (3, 2, 3), (4, 4, 4)]
+
+
+def test_the_find_migration_sums_stored_cross_tables_again_with_shared_places(context, world) -> None:
+    """Pairs stored by the old rule (shared first places left out) are summed again by revision 0008_find."""
+    tournament_id = tied_piranha_tournament(context, world, 6)
+    expected = {t: _both(context, t)[1] for t in (world.tournament, world.piranha_tournament, tournament_id)}
+    config = alembic_config(context.db.url)
+    with context.db.engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0007")  # sums the pairs by the old rule again
+    with context.db.session() as session:
+        old = session.execute(select(TournamentPair.draws).where(TournamentPair.tournament_id == tournament_id)).all()
+        assert old == [(0,), (0,)]  # the bug as it was stored: 0-0-0 both ways
+    with context.db.engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
+    for tid, theirs in expected.items():
+        assert _both(context, tid) == (theirs, theirs)

@@ -10,6 +10,7 @@ from arena.web.api import (  # noqa: E402,F401 - routes register themselves on t
     accounts,
     bots,
     errors,
+    find,
     games,
     ladders,
     leaderboards,

@@ -19,10 +19,10 @@ from referee.games import GAMES
 @api.post("/bots")
 @bot_limit
 def submit_bot():  # type: ignore[no-untyped-def]
-    body = json_body(BOT_CREATE)
     ctx = context()
     with unit_of_work(readonly=True) as session:  # the health check runs with no transaction open
-        owner_id = _account_id(session)
+        owner_id = _account_id(session)  # who asks first: no token is a 401 whatever the body
+    body = json_body(BOT_CREATE)
     data, secret = service.submit_bot(ctx.db, owner_id, body["name"], body["url"], body["game"], ctx.settings,
                                       ctx.health_check)
     return jsonify(data | {"secret": secret}), 201
@@ -55,10 +55,10 @@ def show_bot(bot_id: int):  # type: ignore[no-untyped-def]
 @api.patch("/bots/<int:bot_id>")
 @bot_change_limit
 def change_bot(bot_id: int):  # type: ignore[no-untyped-def]
-    body = json_body(BOT_UPDATE)
     ctx = context()
     with unit_of_work(readonly=True) as session:
         account_id = _account_id(session)
+    body = json_body(BOT_UPDATE)
     return jsonify(service.change_bot(ctx.db, bot_id, account_id, body, ctx.settings, ctx.health_check))
 
 

@@ -10,6 +10,7 @@ from flask import jsonify
 from arena.services import tournaments as limits
 from arena.services.errors import MAX_ID
 from arena.services.ladders import REASON_CHARS, TUNABLE
+from arena.services.find_matches import RESULTS, STATUSES
 from arena.web.api import api
 
 
@@ -153,6 +154,14 @@ LEADERBOARD = {
 }
 
 
+_RECORD = {"type": "object", "required": ["matches", "wins", "draws", "losses"],
+           "properties": {k: {"type": "integer"} for k in ("matches", "wins", "draws", "losses")}}
+HEAD_TO_HEAD = {"type": "object", "required": ["bot", "opponent", "boards", "total", "score"],
+                "properties": {"bot": {"type": "object"}, "opponent": {"type": "object"}, "total": _RECORD,
+                               "boards": {"type": "array", "items": {"type": "object"}},
+                               "score": {"type": ["number", "null"]}}}
+
+
 def _json(schema: dict[str, Any]) -> dict[str, Any]:
     return {"content": {"application/json": {"schema": schema}}}
 
@@ -263,10 +272,17 @@ def spec() -> dict[str, Any]:
             "/api/tournaments/{tournament_id}/cancel": {"post": _op(
                 "cancel (organizers)", 200, {"$ref": "#/components/schemas/Tournament"}, 401, 403, 404, auth=True,
                 params=[_path_id("tournament_id")])},
+            "/api/bots/{bot_id}/vs/{opponent_id}": {"get": _op(
+                "head to head over every finished match both bots sat in", 200, HEAD_TO_HEAD, 404, 422,
+                params=[_path_id("bot_id"), _path_id("opponent_id")])},
             "/api/matches": {"get": _op(
-                "matches, newest first", 200, {"type": "array", "items": {"$ref": "#/components/schemas/Match"}},
-                422, params=[_query("tournament", {"type": "integer", "minimum": 1, "maximum": MAX_ID}),
-                             _query("bot", {"type": "integer", "minimum": 1, "maximum": MAX_ID}), limit])},
+                "matches, newest first (before the cursor ``before``); ``result`` is the bot's and needs ``bot``",
+                200, {"type": "array", "items": {"$ref": "#/components/schemas/Match"}}, 404, 422,
+                params=[*(_query(name, {"type": "integer", "minimum": 1, "maximum": MAX_ID})
+                          for name in ("tournament", "ladder", "bot", "opponent", "before")),
+                        _query("game", {"type": "string"}), _query("players", _int_range(limits.SEATS)),
+                        _query("result", {"enum": list(RESULTS)}), _query("status", {"enum": list(STATUSES)}),
+                        limit])},
             "/api/matches/{match_id}": {"get": _op(
                 "result and replay", 200, {"$ref": "#/components/schemas/Match"}, 404, params=[_path_id("match_id")])},
             "/api/ladders": {"get": _op(

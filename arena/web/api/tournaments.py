@@ -16,10 +16,10 @@ from arena.web.ratelimit import tournament_limit
 @api.post("/tournaments")
 @tournament_limit
 def create_tournament():  # type: ignore[no-untyped-def]
-    body = json_body(TOURNAMENT_CREATE)
     ctx = context()
     with unit_of_work() as session:
-        organizer = current_account(session)
+        organizer = current_account(session)  # who asks first: no token is a 401 whatever the body
+        body = json_body(TOURNAMENT_CREATE)
         tournament = service.create_tournament(session, organizer, body, ctx.settings.deal_key())
         tournament_id = tournament.id
     with unit_of_work() as session:

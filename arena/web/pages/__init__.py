@@ -30,6 +30,7 @@ from arena.web.pages import (  # noqa: E402,F401 - routes register themselves on
     bots,
     docs,
     errors,
+    find,
     home,
     ladders,
     leaderboards,

@@ -11,12 +11,12 @@ from typing import Any
 from flask import make_response, redirect, request, url_for
 from werkzeug.wrappers import Response
 
-from arena.services import bot_owner, bot_status, latency, page_queries
+from arena.services import bot_owner, bot_status, latency, page_queries, rating_history
 from arena.services import bots as bot_service
 from arena.services.errors import ServiceError, require_id
 from arena.web.context import context, unit_of_work
 from arena.web.pages import pages
-from arena.web.pages.charts import history_chart
+from arena.web.pages.charts import rating_chart
 from arena.web.pages.common import page, viewer
 from arena.web.pages.forms import BotForm
 from arena.web.pages.my_bots import keep_notice, take_notice
@@ -45,13 +45,15 @@ def bot_page(bot_id: int) -> tuple[str, int]:
                     "created_at": bot.created_at, "url": bot.url if is_owner else None},
             "is_owner": is_owner,
             "ratings": page_queries.bot_ratings(session, bot_id),
-            "chart": history_chart(page_queries.rating_history(session, bot_id)),
+            "charts": [c for c in map(rating_chart, rating_history.history(session, bot_id)) if c],
             "seats": page_queries.results_by_seat(session, bot_id),
             "latency": latency_labels(page_queries.latency_summary(session, bot_id)),
             "fault_counts": page_queries.fault_counts(session, bot_id),
             "last_faults": page_queries.last_faults(session, bot_id) if is_owner else [],
             "matches": page_queries.bot_matches(session, bot_id),
         } | bot_status.page_sections(session, bot, is_owner)
+    fitted = [r for r in data["ratings"] if r["elo"] is not None]
+    data["headline"] = max(fitted, key=lambda r: (r["games"], -r["players"])) if fitted else None  # busiest board
     data["game_title"] = GAMES[data["bot"]["game"]].spec.title if data["bot"]["game"] in GAMES else data["bot"]["game"]
     return page("bot.html", **data)
 

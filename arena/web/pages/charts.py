@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,41 +36,67 @@ def interval_bar(scale: Scale, low: float, elo: float, high: float) -> tuple[flo
     return start, max(round(scale(high) - start, 2), 0.6), scale(elo)
 
 
-SERIES_COLOURS = ("#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df")
+def nice_ticks(low: float, high: float, count: int = 4) -> list[float]:
+    """Round tick values (1, 2 or 5 times a power of ten apart) covering [low, high]."""
+    if high <= low:
+        return [low]
+    raw = (high - low) / count
+    power = 10 ** math.floor(math.log10(raw))
+    step = min((m * power for m in (1, 2, 5, 10)), key=lambda step: abs(math.log(step / raw)))
+    first = math.ceil(low / step) * step
+    return [first + k * step for k in range(int((high - first) / step + 1e-9) + 1)]
 
 
-def history_chart(series: dict[int, list[tuple[int, float, float]]], width: int = 640,
-                  height: int = 220) -> dict[str, Any] | None:
-    """Polylines of Elo (solid) and live Elo (dashed) per player count, x = the bot's n-th rated match."""
-    points = [p for rows in series.values() for p in rows]
-    if not points:
+def _path(points: list[tuple[float, float]]) -> str:
+    return " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
+
+
+def _band(points: list[tuple[int, float, float, float]], x: Any, y: Any) -> str:
+    """A closed outline from each point's high, left to right, back along its low."""
+    return _path([(x(n), y(hi)) for n, _e, _lo, hi in points] + [(x(n), y(lo)) for n, _e, lo, _hi in reversed(points)])
+
+
+def rating_chart(board: dict[str, Any], width: int = 480, height: int = 260) -> dict[str, Any] | None:
+    """One leaderboard's rating chart (``services.rating_history.history``): live Elo after every rated
+    match (a dot each, or a band of lowest to highest per bucket when there are too many to draw), the
+    fitted Elo with its 95% band where fits were made; x is the bot's n-th rated match, y is Elo."""
+    live, fits, matches = board["live"], board["fits"], board["matches"]
+    if not live and not fits:
         return None
-    values = [v for _m, e, le in points for v in (e, le)]
+    values = [v for _x, e, lo, hi in live + fits for v in (e, lo, hi)]
     low, high = min(values), max(values)
     if high - low < 40:
         low, high = (low + high) / 2 - 20, (low + high) / 2 + 20
-    left, right, top, bottom = 48, 8, 8, 24
+    pad = (high - low) * 0.06
+    low, high = low - pad, high + pad
+    left, right, top, bottom = 52, 14, 10, 44
     plot_w, plot_h = width - left - right, height - top - bottom
-    longest = max(len(rows) for rows in series.values())
+    last = max([matches] + [p[0] for p in live + fits])
 
-    x_step = plot_w / (longest - 1) if longest > 1 else 0.0
-    x_first = left if longest > 1 else left + plot_w / 2
-    y_scale = plot_h / (high - low)
-
-    def x(i: int) -> float:
-        return x_first + i * x_step
+    def x(n: float) -> float:
+        return left + plot_w / 2 if last <= 1 else left + (n - 1) / (last - 1) * plot_w
 
     def y(v: float) -> float:
-        return top + (high - v) * y_scale
+        return top + (high - v) / (high - low) * plot_h
 
-    lines = []
-    for n, (players, rows) in enumerate(sorted(series.items())):
-        colour = SERIES_COLOURS[n % len(SERIES_COLOURS)]
-        lines.append({
-            "players": players, "colour": colour, "count": len(rows), "last": rows[-1][1],
-            "elo": " ".join(f"{x(i):.1f},{y(e):.1f}" for i, (_m, e, _l) in enumerate(rows)),
-            "live": " ".join(f"{x(i):.1f},{y(le):.1f}" for i, (_m, _e, le) in enumerate(rows)),
-        })
-    ticks = [round(low + (high - low) * k / 4) for k in range(5)]
-    return {"width": width, "height": height, "left": left, "right": width - right, "top": top,
-            "bottom": height - bottom, "lines": lines, "ticks": [(t, round(y(t), 1)) for t in ticks], "points": longest}
+    bucketed = board["bucket"] > 1
+    chart: dict[str, Any] = {
+        "width": width, "height": height, "left": left, "right": width - right, "top": top,
+        "bottom": height - bottom, "matches": matches, "bucket": board["bucket"], "players": board["players"],
+        "live_line": _path([(x(n), y(e)) for n, e, _lo, _hi in live]) if len(live) > 1 else "",
+        "live_dots": [] if bucketed else [(round(x(n), 1), round(y(e), 1), n, round(e)) for n, e, _lo, _hi in live],
+        "live_range": _band(live, x, y) if bucketed else "",
+        "band": _band(fits, x, y) if len(fits) > 1 else "",
+        "bars": [(round(x(n), 1), round(y(hi), 1), round(y(lo), 1)) for n, _e, lo, hi in fits]
+        if len(fits) <= 40 else [],
+        "fit_line": _path([(x(n), y(e)) for n, e, _lo, _hi in fits]) if len(fits) > 1 else "",
+        "fit_dots": [(round(x(n), 1), round(y(e), 1), n, round(e), round(lo), round(hi)) for n, e, lo, hi in fits]
+        if len(fits) <= 40 else [],
+        "y_ticks": [(round(t), round(y(t), 1)) for t in nice_ticks(low, high)],
+        "x_ticks": [(int(t), round(x(t), 1)) for t in nice_ticks(1, last) if t >= 1 and float(t).is_integer()] or
+        [(1, round(x(1), 1))],
+        "fits": len(fits),
+        "now": fits[-1] if fits else None,
+        "live_now": live[-1][1] if live else None,
+    }
+    return chart

@@ -12,8 +12,9 @@ from arena.web.pages import pages
 from arena.web.pages.common import page
 
 log = logging.getLogger("arena.web")
-TITLES = {400: "Bad request", 401: "Sign in needed", 403: "Not allowed", 404: "Not found", 409: "Conflict",
-          422: "Not valid", 429: "Too many requests", 500: "Something went wrong", 503: "Unavailable for a moment"}
+TITLES = {400: "Bad request", 401: "Sign in needed", 403: "Not allowed", 404: "Not found", 405: "Method not allowed",
+          409: "Conflict", 422: "Not valid", 429: "Too many requests", 500: "Something went wrong",
+          503: "Unavailable for a moment"}
 
 
 def error_page(status: int, message: str) -> tuple[str, int]:
