@@ -9,8 +9,8 @@ from flask import jsonify
 
 from arena.services import tournaments as limits
 from arena.services.errors import MAX_ID
-from arena.services.ladders import REASON_CHARS, TUNABLE
 from arena.services.find_matches import RESULTS, STATUSES
+from arena.services.ladders import REASON_CHARS, TUNABLE
 from arena.web.api import api
 
 
