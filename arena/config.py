@@ -55,6 +55,8 @@ class Settings:
     log_json: bool = False
     docs_dir: str = ""  # empty: the repository's docs/ folder (set it for installs outside the repository)
     proxy_hops: int = 0  # reverse proxies in front of the web app whose X-Forwarded-* headers to trust
+    live_streams: int = 200  # open live streams (server-sent events) per web process; past it pages poll
+    live_stream_s: int = 300  # one live stream's longest life; the browser opens the next one at once
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property

@@ -19,7 +19,7 @@ from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session
 
 from arena.config import Settings
-from arena.services import tournaments
+from arena.services import live_feed, tournaments
 from arena.services.bots import address_guard
 from arena.services.leaderboards import refit
 from arena.services.publication import close_deal
@@ -54,11 +54,12 @@ GAVE_UP = f"the match failed {MAX_ATTEMPTS} times in a row and was given up"
 
 
 def run_match(db: Database, settings: Settings, match_id: int, worker: str,
-              request_refit: RefitRequest | None = None) -> str:
+              request_refit: RefitRequest | None = None, live: live_feed.LiveSink | None = None) -> str:
     """Claim, play and record one match; returns what happened ("recorded", "skipped", ...).
 
     Afterwards only this match's leaderboard is refitted: by a queued, coalesced refit job when
-    ``request_refit`` is given (the worker passes the queue's), otherwise right here."""
+    ``request_refit`` is given (the worker passes the queue's), otherwise right here. ``live``: where its
+    spectators' events go (``live_feed``: the public board, only while no twin of its deal is open)."""
     with db.session() as session:
         if not claim(session, match_id, worker, settings.match_lease_s):
             return "skipped"
@@ -82,10 +83,12 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
         setup = (match.game, match.seed, dict(match.params), settings.time_controls(match.time_limit_ms))
     game, seed, params, tc = setup
     log.info("match started", extra={"match_id": match_id, "game": game, "worker": worker})
+    live_feed.announce(db, live, match_id)
+    feed = live_feed.match_feed(db, live, match_id)
     try:
         with _LeaseKeeper(db, match_id, worker, settings.match_lease_s):
             replay = play_match(game, bots, seed, params, tc, match_id=referee_match_id,
-                                guard=address_guard(settings))
+                                guard=address_guard(settings), on_public_step=feed)
     except RulesError as exc:
         log.error("match cannot be set up: %s", exc, extra={"match_id": match_id})
         _mark_error(db, match_id, str(exc))
