@@ -86,7 +86,13 @@
     return next;
   }
 
+  function markRunning() {
+    var tag = document.querySelector("h1 .tag");
+    if (tag && tag.textContent === "queued") { tag.textContent = "running"; tag.className = "tag status-running"; }
+  }
+
   function onMatchEvent(type, d) {
+    if (type === "board" || type === "step" || type === "hidden") markRunning();
     if (type === "board") {
       view = d.view; turn = d.turn;
       drawBoard(d);
@@ -105,7 +111,7 @@
 
   function onStatus(status) {
     if (status === el.dataset.status || status === "queued" || status === "running") {
-      if (status === "running" && kind === "match" && turn < 0) say("The match is being played…");
+      if (status === "running" && kind === "match") { markRunning(); if (turn < 0) say("The match is being played…"); }
       return;
     }
     stop();  // sealed, finished, void, error, cancelled: the page as the server shows it now
@@ -169,13 +175,22 @@
     if (pollTimer === null && !stopped) poll();
   }
 
-  if (!window.EventSource) { startPolling(); return; }
-  source = new EventSource(el.dataset.liveStream);
-  el.dataset.liveMode = "events";
-  ["board", "step", "hidden", "status", "changed", "refitted"].forEach(listen);
-  source.addEventListener("open", function () { failures = 0; });
-  source.addEventListener("error", function () {
-    failures += 1;  // the browser reconnects by itself; a server that keeps refusing (503) is polled instead
-    if (source.readyState === EventSource.CLOSED || failures >= 3) startPolling();
-  });
+  function connect() {
+    if (stopped) return;
+    if (!window.EventSource) { startPolling(); return; }
+    source = new EventSource(el.dataset.liveStream);
+    el.dataset.liveMode = "events";
+    ["board", "step", "hidden", "status", "changed", "refitted"].forEach(listen);
+    source.addEventListener("open", function () { failures = 0; });
+    source.addEventListener("error", function () {
+      failures += 1;  // the browser reconnects by itself; a server that keeps refusing (503) is polled instead
+      if (source && (source.readyState === EventSource.CLOSED || failures >= 3)) startPolling();
+    });
+  }
+
+  // The board as it is now at once; the stream a moment after the page has loaded, so that the page's
+  // own loading (and whatever waits for its network to fall quiet) is over before a connection stays open.
+  if (kind === "match") resync();
+  function later() { window.setTimeout(connect, 1000); }
+  if (document.readyState === "complete") later(); else window.addEventListener("load", later);
 })();
