@@ -27,6 +27,8 @@ log = logging.getLogger("arena.live")
 PREFIX = "arena:{queue}:live:"
 KEEP_S = 3600  # a kept event (and a topic's counter) outlives a quiet hour, no more
 BACKLOG = 256  # events waiting for one slow spectator before it is sent the kept event instead
+READERS = 16  # kept-event reads at once per process: a crowd arriving together must not drain the Redis pool
+KEPT_FRESH_S = 0.05  # a kept event read this recently is served again (a crowd on one topic costs one read)
 
 # One round trip per event: count it, splice the count into its JSON, keep it and/or publish it.
 _PUBLISH = """
@@ -39,11 +41,11 @@ return n
 """
 
 
-def split(message: bytes | str) -> tuple[str, str]:
-    """``(kind, json)`` of a published message."""
-    text = message.decode() if isinstance(message, bytes) else message
-    kind, _, body = text.partition("\n")
-    return kind, body
+def sse_frame(message: bytes, kept: bool = False) -> bytes:
+    """One published message (``kind`` and JSON on two lines) as a server-sent event; its id says whether
+    it is the topic's kept event (``k``: what was true before this stream began) or a new one (``l``)."""
+    kind, _, body = message.partition(b"\n")
+    return b"id: " + (b"k" if kept else b"l") + b"\nevent: " + kind + b"\ndata: " + body + b"\n\n"
 
 
 class LivePublisher:
@@ -106,7 +108,8 @@ class LivePublisher:
 
 
 class Listener:
-    """One spectator's connection: the events for its topic, in order, or a note that it fell behind."""
+    """One spectator's connection: the events for its topic as server-sent event frames (made once per
+    event for every listener), in order, or a note that it fell behind."""
 
     def __init__(self, topic: str) -> None:
         self.topic = topic
@@ -145,6 +148,8 @@ class LiveHub:
         self._thread: threading.Thread | None = None
         self._subscribed = threading.Event()
         self._stopping = threading.Event()
+        self._readers = threading.BoundedSemaphore(READERS)
+        self._kept: dict[str, tuple[float, bytes | None]] = {}
 
     def open(self, topic: str) -> Listener | None:
         """A listener for ``topic``, subscribed before it returns; None when this process is full."""
@@ -173,10 +178,31 @@ class LiveHub:
     def open_streams(self) -> int:
         return self._count
 
-    def last(self, topic: str) -> bytes | None:
-        """The topic's kept event, raw."""
-        value = self.redis.get(self.prefix + topic + ":last")
-        return value if value is None or isinstance(value, bytes) else str(value).encode()
+    def kept_frame(self, topic: str) -> bytes | None:
+        """The topic's kept event as a server-sent event (``id: k``)."""
+        kept = self.last(topic)
+        return None if kept is None else sse_frame(kept, kept=True)
+
+    def last(self, topic: str, recent: bool = True) -> bytes | None:
+        """The topic's kept event, raw; None when there is none or Redis cannot say now. ``recent``: one read
+        within ``KEPT_FRESH_S`` will do (streams opening together); polling asks Redis every time."""
+        cached = self._kept.get(topic) if recent else None
+        if cached is not None and time.monotonic() - cached[0] < KEPT_FRESH_S:
+            return cached[1]
+        with self._readers:
+            cached = self._kept.get(topic) if recent else None  # another spectator may have read it meanwhile
+            if cached is not None and time.monotonic() - cached[0] < KEPT_FRESH_S:
+                return cached[1]
+            try:
+                value = self.redis.get(self.prefix + topic + ":last")
+            except (RedisError, OSError) as exc:
+                log.warning("kept event of %s unread: %s", topic, exc)
+                return None
+        kept = value if value is None or isinstance(value, bytes) else str(value).encode()
+        if len(self._kept) > 10_000:
+            self._kept.clear()
+        self._kept[topic] = (time.monotonic(), kept)
+        return kept
 
     def stop(self) -> None:
         """End the subscription (within a second); open streams get nothing more."""
@@ -203,11 +229,12 @@ class LiveHub:
 
     def _deliver(self, channel: bytes | str, data: bytes | str) -> None:
         name = channel.decode() if isinstance(channel, bytes) else channel
-        body = data if isinstance(data, bytes) else data.encode()
         with self._lock:
             listeners = list(self._listeners.get(name[len(self.prefix):], ()))
-        for listener in listeners:
-            listener.put(body)
+        if listeners:
+            frame = sse_frame(data if isinstance(data, bytes) else data.encode())
+            for listener in listeners:
+                listener.put(frame)
 
 
 class LiveBus:

@@ -68,8 +68,8 @@ class MatchFeed:
     "hidden" event. Never raises: a spectator feed must not break a match."""
 
     def __init__(self, sink: LiveSink, match_id: int, may_show: Callable[[], bool],
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.sink, self.match_id, self.may_show, self.clock = sink, match_id, may_show, clock
+                 clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time) -> None:
+        self.sink, self.match_id, self.may_show, self.clock, self.wall = sink, match_id, may_show, clock, wall
         self.topic = match_topic(match_id)
         self.showing = False
         self.checked_at: float | None = None
@@ -94,7 +94,8 @@ class MatchFeed:
                 if first:
                     self.sink.publish(self.topic, "hidden", {"match": self.match_id, "status": "running"}, keep=True)
                 return
-        board = {"match": self.match_id, **step.to_json()}
+        # "at": when the step was applied (ms since the epoch), for the spectators' delay and running clocks
+        board = {"match": self.match_id, **step.to_json(), "at": round(self.wall() * 1000)}
         if self.view is None or step.turn != self.turn + 1:
             self.sink.publish(self.topic, "board", board, keep=True)
         else:

@@ -26,13 +26,6 @@ RETRY_MS = 3000
 STREAM_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}  # nginx: pass each event at once
 
 
-def frame(message: bytes, kept: bool = False) -> bytes:
-    """One published message (``kind`` and JSON on two lines) as a server-sent event; its id says whether
-    it is the topic's kept event (``k``: what was true before this stream began) or a new one (``l``)."""
-    kind, _, body = message.partition(b"\n")
-    return b"id: " + (b"k" if kept else b"l") + b"\nevent: " + kind + b"\ndata: " + body + b"\n\n"
-
-
 def _hub():  # type: ignore[no-untyped-def]
     bus = context().live
     return None if bus is None else bus.hub
@@ -58,22 +51,22 @@ def stream(topic: str) -> Response:
     def events() -> Iterator[bytes]:
         try:
             yield f"retry: {RETRY_MS}\n\n".encode()
-            kept = hub.last(topic)
+            kept = hub.kept_frame(topic)
             if kept is not None:
-                yield frame(kept, kept=True)
+                yield kept
             ends = time.monotonic() + lifetime
             while time.monotonic() < ends:
                 taken = listener.take(min(PING_S, max(0.0, ends - time.monotonic())))
                 if listener.lagged:  # it fell behind: what it missed is in the kept event
                     listener.lagged = False
-                    kept = hub.last(topic)
+                    kept = hub.kept_frame(topic)
                     if kept is not None:
-                        yield frame(kept, kept=True)
+                        yield kept
                     continue
                 if not taken:
                     yield b": ping\n\n"
                     continue
-                yield b"".join(frame(message) for message in taken)
+                yield taken[0] if len(taken) == 1 else b"".join(taken)  # frames, made once for every spectator
         finally:
             hub.close(listener)
 
@@ -87,7 +80,7 @@ def last(topic: str) -> Response:
     hub = _hub()
     if hub is None:
         return _unavailable("live events need Redis")
-    kept = hub.last(topic)
+    kept = hub.last(topic, recent=False)
     if kept is None:
         return Response(status=204, headers={"Cache-Control": "no-store"})
     kind, _, body = kept.partition(b"\n")

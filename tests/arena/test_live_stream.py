@@ -96,7 +96,7 @@ def test_a_spectator_that_falls_behind_is_sent_the_kept_board_instead(live_conte
     listener = hub.open("match-8")
     try:
         for n in range(BACKLOG + 5):
-            listener.put(f"step\n{{\"seq\":{n}}}".encode())
+            listener.put(f"id: l\nevent: step\ndata: {{\"seq\":{n}}}\n\n".encode())
         assert listener.lagged and len(listener.take(0.1)) <= 5
     finally:
         hub.close(listener)

@@ -35,7 +35,7 @@ class Recorder:
 def live_bytes(game: Any, before: Any, after: Any, turn: int) -> list[bytes]:
     """What the feed publishes for a board at ``before`` followed by one step to ``after``."""
     sink = Recorder()
-    feed = MatchFeed(sink, 1, may_show=lambda: True)
+    feed = MatchFeed(sink, 1, may_show=lambda: True, wall=lambda: 1.0)
     players = before.num_players
     feed(public_step(game, before, turn - 1, [100.0] * players, [False] * players))
     feed(public_step(game, after, turn, [150.0] * players, [False] * players))
