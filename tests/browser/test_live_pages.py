@@ -80,6 +80,22 @@ LOOK = """() => ({
   step_events: (window.__live || []).filter(e => e.startsWith('step ')).length})"""
 
 
+def phone_check(browser, url: str, screenshots, errors: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """The live match on a phone in dark mode: the board arrives and nothing is wider than the screen."""
+    phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
+                             color_scheme="dark")
+    phone.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    try:
+        phone.goto(url)
+        phone.wait_for_function("() => /Step \\d+|over/.test((document.getElementById('live-status') || {}).textContent"
+                                " || 'over')")
+        overflow = phone.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 1, f"the live match page is wider than a phone by {overflow}px"
+        phone.screenshot(path=str(screenshots / "live-match-phone-dark.png"), full_page=True)
+    finally:
+        phone.close()
+
+
 def test_a_running_match_and_its_tournament_update_live(live_arena, browser, screenshots) -> None:
     servers = [start_in_thread(slow_bot(n, 0.15)) for n in range(3)]
     errors: list[str] = []
@@ -112,6 +128,7 @@ def test_a_running_match_and_its_tournament_update_live(live_arena, browser, scr
                 if len(steps) == 3:
                     assert now["drawn"] and "thinking" in now["clocks"], now
                     board.screenshot(path=str(screenshots / "live-match.png"), full_page=True)
+                    phone_check(browser, f"{live_arena.url}/matches/{matches[0]}", screenshots, errors)
             board.wait_for_timeout(50)
         assert len(steps) >= 3 and steps == sorted(steps), steps  # the board moved, step by step, before the end
         assert step_events >= 3  # as server-sent events, each a step's changes
