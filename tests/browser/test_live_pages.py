@@ -184,3 +184,34 @@ def test_a_sealed_match_shows_no_board_seed_hand_or_result_until_its_deal_is_ove
         for server in servers:
             server.shutdown()
             server.server_close()
+
+
+def test_without_server_sent_events_the_match_page_polls(live_arena, browser) -> None:
+    servers = [start_in_thread(slow_bot(n, 0.3)) for n in range(3)]
+    errors: list[str] = []
+    try:
+        tournament_id, matches = tournament_of(live_arena, "pajarracos", 3, "independent", servers)
+        page = new_page(browser, errors)
+        page.add_init_script("delete window.EventSource;")  # a browser (or a proxy) without them
+        page.goto(f"{live_arena.url}/matches/{matches[0]}")
+        page.wait_for_function("() => document.getElementById('live').dataset.liveMode === 'polling'")
+        play(live_arena, tournament_id)
+        steps, deadline = [], time.monotonic() + 40
+        while len(steps) < 2:
+            assert time.monotonic() < deadline, f"no board by polling: {steps}\n{live_arena.worker_output()}"
+            try:
+                now = page.evaluate(LOOK)
+            except PlaywrightError:
+                page.wait_for_load_state()
+                continue
+            assert not now["replay"], f"the match ended before two polls showed its board: {steps}"
+            found = re.search(r"Step (\d+)", now["status"] or "")
+            if found and (not steps or steps[-1] != int(found.group(1))):
+                steps.append(int(found.group(1)))
+            page.wait_for_timeout(200)
+        assert steps == sorted(steps) and now["drawn"]
+        assert not errors, json.dumps(errors, indent=1)
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
