@@ -166,3 +166,13 @@ def test_run_match_shows_the_last_rotation_live_and_hides_the_first(context) -> 
         assert kinds[:2] == ["status", "board"] and kinds.count("step") >= 1
         assert (f"match-{first}", "status", json.dumps({"match": first, "status": "finished"})) in sink.sent
         assert sink.kinds(f"tournament-{tournament_id}") == ["changed", "changed"]
+
+
+def test_a_refit_tells_the_leaderboard_page_to_look_again(client) -> None:
+    sink = FakeSink()
+    live_feed.refitted(sink, "pajarracos", 4)
+    assert sink.sent == [("leaderboard-pajarracos-4", "refitted", '{"game": "pajarracos", "players": 4}')]
+    assert sink.kept["leaderboard-pajarracos-4"][0] == "refitted"  # for pages that poll
+    live_feed.refitted(None, "pajarracos", 4)  # no Redis: nothing to tell, nothing fails
+    page = client.get("/leaderboards/pajarracos?players=4").get_data(as_text=True)
+    assert 'data-live-topic="leaderboard-pajarracos-4"' in page and "live.js" in page
