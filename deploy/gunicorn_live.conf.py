@@ -4,7 +4,7 @@ The same app as the web service, in a process made for many idle connections: th
 every spectator's server-sent event stream (``/live/<topic>``) a greenlet instead of a thread, and one Redis
 subscription per process fans every event out to them (``arena.runtime.live_bus``). nginx sends ``/live/``
 here and everything else to the threaded web service (deploy/nginx.conf.template). One process held 1,000
-spectators at about 20 KiB each, with a p99 delay from a step to its spectators of 147-241 ms on a busy
+spectators at about 20 KiB each, with a p99 delay from a step to its spectators of 26-241 ms on a busy
 2-core machine (bench/spectators.py, docs/benchmarks.md).
 
 From the environment: ARENA_LIVE_BIND (default 0.0.0.0:8001), ARENA_LIVE_WORKERS (processes, default 1),
