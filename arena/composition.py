@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from arena.config import Settings, load_settings
+from arena.runtime.live_bus import LiveBus
 from arena.runtime.queue import MatchQueue, connect
 from arena.services import ladder_wake
 from arena.services.bots import HealthCheck, default_health_check
@@ -18,6 +19,7 @@ class Context:
     db: Database
     queue: MatchQueue | None  # None: no Redis configured (matches are not played)
     health_check: HealthCheck = field(default=default_health_check)
+    live: LiveBus | None = None  # live events for spectators (Redis pub/sub); None without Redis
 
 
 def build_context(settings: Settings | None = None, migrate: bool = True) -> Context:
@@ -29,4 +31,5 @@ def build_context(settings: Settings | None = None, migrate: bool = True) -> Con
     queue = MatchQueue(connect(settings.redis_url), settings) if settings.redis_url else None
     if queue is not None and settings.ladder:
         ladder_wake.set_waker(queue.wake_ladder)  # a submitted bot wakes the ladder scheduler
-    return Context(settings=settings, db=db, queue=queue)
+    live = LiveBus(queue.redis, settings.queue_name, settings.live_streams) if queue is not None else None
+    return Context(settings=settings, db=db, queue=queue, live=live)

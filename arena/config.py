@@ -71,6 +71,8 @@ class Settings:
     ladder_recheck_s: int = 60  # first re-check of a bot on probation; doubles with every strike
     ladder_recheck_max_s: int = 6 * 3600  # the back-off never waits longer than this
     ladder_max_capacity: int = 4  # the most concurrent ladder matches an owner may allow one bot
+    live_streams: int = 200  # open live streams (server-sent events) per web process; past it pages poll
+    live_stream_s: int = 300  # one live stream's longest life; the browser opens the next one at once
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property

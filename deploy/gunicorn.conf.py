@@ -1,6 +1,9 @@
 """gunicorn settings for the arena web app (``gunicorn -c deploy/gunicorn.conf.py arena.web.wsgi:app``).
 
 Every value can be overridden from the environment: ARENA_BIND, WEB_CONCURRENCY, ARENA_WEB_THREADS.
+Live streams (server-sent events) would each hold one of these threads, so this service serves none
+(``ARENA_LIVE_STREAMS=0``: a page that asks is told to poll); nginx sends ``/live/`` to the gevent
+service of deploy/gunicorn_live.conf.py instead.
 Requests are short (pages read stored tables, the API never waits on a match), so a few threaded
 workers per core serve a lot. A thread waits while its client sends the request, though, so a few
 hundred slow clients hold them all: never let clients reach gunicorn directly, put nginx in front
@@ -11,6 +14,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+
+os.environ.setdefault("ARENA_LIVE_STREAMS", "0")  # see the docstring: streams go to the live service
 
 bind = os.environ.get("ARENA_BIND", "0.0.0.0:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", multiprocessing.cpu_count() * 2 + 1))

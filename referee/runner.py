@@ -23,6 +23,7 @@ from referee.errors import RulesError, UnsafeURL
 from referee.faults import Fault, FaultKind, excerpt
 from referee.games import get_game
 from referee.games.base import Game
+from referee.live_view import LiveHook, public_step
 from referee.protocol import TimeControls
 from referee.replay import REPLAY_FORMAT, default_action
 from referee.results import final_result
@@ -55,6 +56,7 @@ class Seat:
     strikes: int = 0
     forfeited: bool = False
     last_latency_ms: float | None = None
+    used_ms: float = 0.0  # every answered decision's latency, for the spectators' clock
     faults: list[dict[str, Any]] = field(default_factory=list)
 
     def record(self, fault: Fault, turn: int, path: str) -> None:
@@ -71,9 +73,13 @@ def play_match(
     guard: AddressGuard | None = None,
     resolver: Resolver = resolve,
     on_step: StepHook | None = None,
+    on_public_step: LiveHook | None = None,
 ) -> dict[str, Any]:
     """Play a whole match and return its replay document. Raises only for a bad setup (unknown
-    game, wrong player count, bad params), never because of anything a bot does."""
+    game, wrong player count, bad params), never because of anything a bot does.
+
+    ``on_step`` gets every step's decisions (private: views and actions); ``on_public_step`` gets what a
+    spectator may see (``referee.live_view``), before the first step and after each one is applied."""
     game = get_game(game_name)
     tc = time_controls or TimeControls()
     params = dict(params or {})
@@ -87,6 +93,7 @@ def play_match(
     try:
         _start(game, seats, asker, match_id, params, tc)
         turn = 0
+        _tell(on_public_step, game, state, turn, seats)
         while not game.is_terminal(state):
             turn += 1
             decisions, actions = _step(game, state, seats, asker, match_id, seed, turn, tc, salt)
@@ -94,6 +101,7 @@ def play_match(
             if on_step is not None:
                 on_step(turn, decisions)
             state = game.apply(state, actions)
+            _tell(on_public_step, game, state, turn, seats)
         result = final_result(game.result(state), [s.seat for s in seats if s.forfeited])
         _end(game, seats, asker, match_id, result, tc, turn)
     finally:
@@ -118,6 +126,11 @@ def play_match(
         "final_view": game.public_view(state),
         "salt": salt,
     }
+
+
+def _tell(hook: LiveHook | None, game: Game, state: Any, turn: int, seats: list[Seat]) -> None:
+    if hook is not None:
+        hook(public_step(game, state, turn, [s.used_ms for s in seats], [s.forfeited for s in seats]))
 
 
 def _open_seat(i: int, spec: BotSpec, tc: TimeControls, guard: AddressGuard | None, resolver: Resolver) -> Seat:
@@ -182,6 +195,7 @@ def _step(game: Game, state: Any, seats: list[Seat], asker: Asker, match_id: str
             action, fault = vet_action(game, state, index, turn, reply)
             _spend(seat, latency, tc)
             seat.last_latency_ms = latency
+            seat.used_ms += latency
             if fault is not None:
                 seat.record(fault, turn, "/act")
                 _strike(seat, tc)

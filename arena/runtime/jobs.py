@@ -6,6 +6,7 @@ import os
 import socket
 
 from arena.composition import Context, build_context
+from arena.services import live_feed
 from arena.services.leaderboards import refit
 from arena.services.matches import run_match
 
@@ -32,7 +33,8 @@ def worker_name() -> str:
 def run_match_job(match_id: int) -> str:
     ctx = worker_context()
     request = ctx.queue.request_refit if ctx.queue is not None else None
-    outcome = run_match(ctx.db, ctx.settings, int(match_id), worker_name(), request)
+    outcome = run_match(ctx.db, ctx.settings, int(match_id), worker_name(), request, live=ctx.live)
+    live_feed.announce(ctx.db, ctx.live, int(match_id))  # whatever happened: its pages look again
     if ctx.queue is not None and ctx.settings.ladder and outcome != "skipped":
         ctx.queue.wake_ladder()  # its bots are free: the ladder releases their next rotation at once
     return outcome
@@ -42,4 +44,6 @@ def refit_job(game: str, players: int) -> int:
     ctx = worker_context()
     if ctx.queue is not None:
         ctx.queue.refit_started(game, players)
-    return refit(ctx.db, game, int(players))
+    fitted = refit(ctx.db, game, int(players))
+    live_feed.refitted(ctx.live, game, int(players))
+    return fitted

@@ -23,7 +23,7 @@ from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session
 
 from arena.config import Settings
-from arena.services import tournaments
+from arena.services import live_feed, tournaments
 from arena.services.bots import address_guard
 from arena.services.leaderboards import refit
 from arena.services.publication import close_deal
@@ -63,11 +63,12 @@ class LeaseLost(Exception):
 
 
 def run_match(db: Database, settings: Settings, match_id: int, worker: str,
-              request_refit: RefitRequest | None = None) -> str:
+              request_refit: RefitRequest | None = None, live: live_feed.LiveSink | None = None) -> str:
     """Claim, play and record one match; returns what happened ("recorded", "skipped", ...).
 
     Afterwards only this match's leaderboard is refitted: by a queued, coalesced refit job when
-    ``request_refit`` is given (the worker passes the queue's), otherwise right here."""
+    ``request_refit`` is given (the worker passes the queue's), otherwise right here. ``live``: where its
+    spectators' events go (``live_feed``: the public board, only while no twin of its deal is open)."""
     claimed_at = time.monotonic()  # before the claim: the lease it takes ends no earlier than this + lease
     with db.session() as session:
         if not claim(session, match_id, worker, settings.match_lease_s):
@@ -94,10 +95,13 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
     game, seed, params, tc = setup
     log.info("match started", extra={"match_id": match_id, "game": game, "worker": worker})
     keeper = _LeaseKeeper(db, match_id, worker, attempt, settings.match_lease_s, claimed_at)
+    live_feed.announce(db, live, match_id)
+    feed = live_feed.match_feed(db, live, match_id)
     try:
         with keeper:
             replay = play_match(game, bots, seed, params, tc, match_id=referee_match_id,
-                                guard=address_guard(settings), on_step=keeper.on_step)
+                                guard=address_guard(settings), on_step=keeper.on_step,
+                                on_public_step=feed)
     except LeaseLost as exc:
         log.warning("match stopped: %s", exc, extra={"match_id": match_id, "game": game, "worker": worker})
         _release(db, match_id, worker, attempt)  # still ours after all (only unconfirmed): free it for a retry

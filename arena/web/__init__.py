@@ -43,6 +43,9 @@ def create_app(settings: Settings | None = None, context: Context | None = None)
     from arena.web.ops import ops
 
     app.register_blueprint(ops)
+    from arena.web.live import live
+
+    app.register_blueprint(live)
     from arena.web.pages import register_pages
 
     register_pages(app)  # the HTML pages, with CSRF checks on their forms only

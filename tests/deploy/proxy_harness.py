@@ -73,7 +73,8 @@ def nginx(workdir: Path, upstream: str, values: Mapping[str, str] | None = None)
     workdir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     filled = {key: str(value) for key, value in compose()["services"]["proxy"]["environment"].items()}
-    filled.update({"NGINX_LISTEN": f"127.0.0.1:{port}", "NGINX_UPSTREAM": upstream, **(values or {})})
+    filled.update({"NGINX_LISTEN": f"127.0.0.1:{port}", "NGINX_UPSTREAM": upstream, "NGINX_LIVE_UPSTREAM": upstream,
+                   **(values or {})})
     site = workdir / "arena.conf"
     site.write_text(render(TEMPLATE.read_text(), filled))
     conf = workdir / "nginx.conf"

@@ -64,7 +64,7 @@ def test_bot_page_shows_owner_game_ratings_history_seats_latency_faults_and_matc
 def test_tournament_page_has_progress_standings_cross_table_and_matches(client, world) -> None:
     page = html(client, f"/tournaments/{world.tournament}")
     assert 'role="progressbar"' in page and 'aria-valuenow="7"' in page and 'aria-valuemax="12"' in page
-    assert f'data-api="/api/tournaments/{world.tournament}"' in page and "tournament.js" in page
+    assert f'data-api="/api/tournaments/{world.tournament}"' in page and "live.js" in page
     assert "Standings" in page and page.count('<table class="cross">') == 1
     assert re.search(r"\d–\d–\d", page)
     for match_id in world.finished[:4] + world.queued:

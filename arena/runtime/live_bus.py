@@ -1,0 +1,256 @@
+"""Live events through Redis pub/sub: workers publish, every web process fans them out to its spectators.
+
+Keys, per queue (arenas may share a Redis), for a topic such as ``match-12`` or ``tournament-3``:
+
+    arena:{queue}:live:{topic}        the channel
+    arena:{queue}:live:{topic}:last   the last kept event: what a spectator who arrives now is sent first
+    arena:{queue}:live:{topic}:seq    the topic's event counter
+
+A message is ``kind`` and the event's JSON (which carries ``seq``) on two lines. Only public events are
+ever published (``arena.services.live_feed`` decides what is public), so nothing here filters.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import queue
+import threading
+import time
+from typing import Any
+
+import orjson
+from redis import Redis
+from redis.exceptions import RedisError
+
+log = logging.getLogger("arena.live")
+PREFIX = "arena:{queue}:live:"
+KEEP_S = 3600  # a kept event (and a topic's counter) outlives a quiet hour, no more
+BACKLOG = 256  # events waiting for one slow spectator before it is sent the kept event instead
+READERS = 16  # kept-event reads at once per process: a crowd arriving together must not drain the Redis pool
+KEPT_FRESH_S = 0.05  # a kept event read this recently is served again (a crowd on one topic costs one read)
+
+# One round trip per event: count it, splice the count into its JSON, keep it and/or publish it.
+_PUBLISH = """
+local n = redis.call('INCR', KEYS[2])
+redis.call('EXPIRE', KEYS[2], ARGV[4])
+local message = ARGV[1] .. '\\n{"seq":' .. n .. ',' .. string.sub(ARGV[2], 2)
+if ARGV[3] == '1' then redis.call('SET', KEYS[3], message, 'EX', ARGV[4]) end
+if ARGV[5] == '1' then redis.call('PUBLISH', KEYS[1], message) end
+return n
+"""
+
+
+def sse_frame(message: bytes, kept: bool = False) -> bytes:
+    """One published message (``kind`` and JSON on two lines) as a server-sent event; its id says whether
+    it is the topic's kept event (``k``: what was true before this stream began) or a new one (``l``)."""
+    kind, _, body = message.partition(b"\n")
+    return b"id: " + (b"k" if kept else b"l") + b"\nevent: " + kind + b"\ndata: " + body + b"\n\n"
+
+
+class LivePublisher:
+    """Publishing that never slows a match: events go through a bounded in-process queue to a thread that
+    talks to Redis. With Redis slow or away, events are dropped (and counted), never waited for."""
+
+    def __init__(self, redis: Redis, queue_name: str, capacity: int = 10_000) -> None:
+        self.redis, self.prefix = redis, PREFIX.format(queue=queue_name)
+        self._queue: queue.Queue[tuple[str, str, bytes, bool, bool] | None] = queue.Queue(capacity)
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._script = redis.register_script(_PUBLISH)
+        self.dropped = 0
+
+    def publish(self, topic: str, kind: str, data: dict[str, Any], keep: bool = False, send: bool = True) -> None:
+        """Queue one event; ``data`` must be a non-empty JSON object (``seq`` is added to it). ``keep``: also
+        the topic's kept event; ``send=False``: only that."""
+        self._start()
+        try:
+            self._queue.put_nowait((topic, kind, orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS), keep, send))
+        except queue.Full:
+            self.dropped += 1
+
+    def close(self) -> None:
+        """Send what is queued, then end the thread."""
+        if self._thread is not None:
+            self.flush()
+            self._queue.put(None)
+            self._thread.join(timeout=5)
+
+    def flush(self, timeout_s: float = 5.0) -> bool:
+        """Wait until every queued event went out (tests, benchmarks, a worker about to exit)."""
+        deadline = time.monotonic() + timeout_s
+        while self._queue.unfinished_tasks and time.monotonic() < deadline:
+            time.sleep(0.002)
+        return not self._queue.unfinished_tasks
+
+    def _start(self) -> None:
+        if self._thread is None:
+            with self._lock:
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._run, name="arena-live-publisher", daemon=True)
+                    self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            try:
+                if item is None:
+                    return
+                topic, kind, body, keep, send = item
+                channel = self.prefix + topic
+                self._script(keys=[channel, channel + ":seq", channel + ":last"],
+                             args=[kind, body, "1" if keep else "0", KEEP_S, "1" if send else "0"])
+            except (RedisError, OSError) as exc:
+                self.dropped += 1
+                log.debug("live event dropped: %s", exc)
+            finally:
+                self._queue.task_done()
+
+
+class Listener:
+    """One spectator's connection: the events for its topic as server-sent event frames (made once per
+    event for every listener), in order, or a note that it fell behind."""
+
+    def __init__(self, topic: str) -> None:
+        self.topic = topic
+        self.events: collections.deque[bytes] = collections.deque()
+        self.lagged = False
+        self.ready = threading.Event()
+
+    def put(self, message: bytes) -> None:
+        if len(self.events) >= BACKLOG:
+            self.events.clear()
+            self.lagged = True
+        self.events.append(message)
+        self.ready.set()
+
+    def take(self, timeout_s: float) -> list[bytes]:
+        """The events that arrived (waiting up to ``timeout_s`` for one); empty on a timeout."""
+        if not self.events and not self.ready.wait(timeout_s):
+            return []
+        self.ready.clear()
+        taken = []
+        while self.events:
+            taken.append(self.events.popleft())
+        return taken
+
+
+class LiveHub:
+    """One Redis subscription per web process (a pattern over every topic of this arena) fanned out to the
+    spectators connected to it: a thousand spectators cost one Redis connection and one thread (a greenlet
+    under gevent), not a thousand. ``max_streams`` bounds the open streams; past it spectators poll."""
+
+    def __init__(self, redis: Redis, queue_name: str, max_streams: int) -> None:
+        self.redis, self.prefix, self.max_streams = redis, PREFIX.format(queue=queue_name), max_streams
+        self._listeners: dict[str, set[Listener]] = {}
+        self._count = 0
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._subscribed = threading.Event()
+        self._stopping = threading.Event()
+        self._readers = threading.BoundedSemaphore(READERS)
+        self._kept: dict[str, tuple[float, bytes | None]] = {}
+
+    def open(self, topic: str) -> Listener | None:
+        """A listener for ``topic``, subscribed before it returns; None when this process is full."""
+        with self._lock:
+            if self._count >= self.max_streams:
+                return None
+            listener = Listener(topic)
+            self._listeners.setdefault(topic, set()).add(listener)
+            self._count += 1
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="arena-live-hub", daemon=True)
+                self._thread.start()
+        self._subscribed.wait(5.0)
+        return listener
+
+    def close(self, listener: Listener) -> None:
+        with self._lock:
+            group = self._listeners.get(listener.topic)
+            if group is not None and listener in group:
+                group.discard(listener)
+                self._count -= 1
+                if not group:
+                    del self._listeners[listener.topic]
+
+    @property
+    def open_streams(self) -> int:
+        return self._count
+
+    def kept_frame(self, topic: str) -> bytes | None:
+        """The topic's kept event as a server-sent event (``id: k``)."""
+        kept = self.last(topic)
+        return None if kept is None else sse_frame(kept, kept=True)
+
+    def last(self, topic: str, recent: bool = True) -> bytes | None:
+        """The topic's kept event, raw; None when there is none or Redis cannot say now. ``recent``: one read
+        within ``KEPT_FRESH_S`` will do (streams opening together); polling asks Redis every time."""
+        cached = self._kept.get(topic) if recent else None
+        if cached is not None and time.monotonic() - cached[0] < KEPT_FRESH_S:
+            return cached[1]
+        with self._readers:
+            cached = self._kept.get(topic) if recent else None  # another spectator may have read it meanwhile
+            if cached is not None and time.monotonic() - cached[0] < KEPT_FRESH_S:
+                return cached[1]
+            try:
+                value = self.redis.get(self.prefix + topic + ":last")
+            except (RedisError, OSError) as exc:
+                log.warning("kept event of %s unread: %s", topic, exc)
+                return None
+        kept = value if value is None or isinstance(value, bytes) else str(value).encode()
+        if len(self._kept) > 10_000:
+            self._kept.clear()
+        self._kept[topic] = (time.monotonic(), kept)
+        return kept
+
+    def stop(self) -> None:
+        """End the subscription (within a second); open streams get nothing more."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
+            try:
+                pubsub.psubscribe(self.prefix + "*")
+                pubsub.get_message(timeout=1.0)  # the subscription's confirmation
+                self._subscribed.set()
+                while not self._stopping.is_set():
+                    message = pubsub.get_message(timeout=1.0)
+                    if message is not None and message["type"] == "pmessage":
+                        self._deliver(message["channel"], message["data"])
+            except (RedisError, OSError) as exc:
+                log.warning("live subscription lost (%s); again in 1 s", exc)
+                self._stopping.wait(1.0)
+            finally:
+                pubsub.close()
+
+    def _deliver(self, channel: bytes | str, data: bytes | str) -> None:
+        name = channel.decode() if isinstance(channel, bytes) else channel
+        with self._lock:
+            listeners = list(self._listeners.get(name[len(self.prefix):], ()))
+        if listeners:
+            frame = sse_frame(data if isinstance(data, bytes) else data.encode())
+            for listener in listeners:
+                listener.put(frame)
+
+
+class LiveBus:
+    """What the composition hands out: a publisher (workers) and a hub (web processes), each started on
+    first use, so a process that only publishes never subscribes and the other way round."""
+
+    def __init__(self, redis: Redis, queue_name: str, max_streams: int) -> None:
+        self.publisher = LivePublisher(redis, queue_name)
+        self.hub = LiveHub(redis, queue_name, max_streams)
+
+    def publish(self, topic: str, kind: str, data: dict[str, Any], keep: bool = False) -> None:
+        self.publisher.publish(topic, kind, data, keep)
+
+    def keep(self, topic: str, kind: str, data: dict[str, Any]) -> None:
+        self.publisher.publish(topic, kind, data, keep=True, send=False)
+
+    def close(self) -> None:
+        self.publisher.close()
+        self.hub.stop()

@@ -1,0 +1,47 @@
+"""What a spectator may see of a match while it is played: one ``PublicStep`` after every step.
+
+Built only from the game's ``public_view`` and the clocks, never from a seat's view, an action or the
+seed, so two states that differ only in hidden information give byte-identical steps (tests/security/
+test_live_redaction.py). A seat's clock (time it has used) is public as at a chess board; it says how
+long a bot thought, nothing of what it holds. The match's result is left out even at the end: it
+appears with the replay once the match's deal is published (``arena/services/publication.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from referee.games.base import Game
+
+LEFT_OUT = ("result", "stalled")  # the end's outcome: published with the replay, never live
+
+
+@dataclass(frozen=True)
+class PublicStep:
+    """The match after ``turn`` steps (0: before the first), as anyone may see it."""
+
+    turn: int
+    view: dict[str, Any]
+    thinking: tuple[int, ...]  # the seats asked now (empty once the match is over)
+    time_used_ms: tuple[int, ...]  # per seat, all its decisions so far
+    forfeited: tuple[bool, ...]
+    over: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"turn": self.turn, "view": self.view, "thinking": list(self.thinking),
+                "time_used_ms": list(self.time_used_ms), "forfeited": list(self.forfeited), "over": self.over}
+
+
+LiveHook = Callable[[PublicStep], None]
+
+
+def public_step(game: Game, state: Any, turn: int, time_used_ms: Sequence[float],
+                forfeited: Sequence[bool]) -> PublicStep:
+    """The spectator's step from the engine's public view and the seats' clocks."""
+    view = {key: value for key, value in game.public_view(state).items() if key not in LEFT_OUT}
+    over = game.is_terminal(state)
+    return PublicStep(turn=turn, view=view, thinking=() if over else tuple(sorted(game.to_act(state))),
+                      time_used_ms=tuple(round(t) for t in time_used_ms), forfeited=tuple(bool(f) for f in forfeited),
+                      over=over)

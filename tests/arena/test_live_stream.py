@@ -1,0 +1,102 @@
+"""Live events end to end on a real Redis: a worker's publisher, a web process's hub, the ``/live/<topic>``
+stream (server-sent events) and ``/live/<topic>/last`` that browsers without a stream poll."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+
+from arena.composition import Context
+from arena.runtime.live_bus import LiveBus
+from arena.runtime.queue import MatchQueue, connect
+
+
+@pytest.fixture
+def live_context(database, settings, redis_url) -> Iterator[Context]:
+    settings = replace(settings, redis_url=redis_url, live_stream_s=2, live_streams=3)
+    redis = connect(redis_url)
+    bus = LiveBus(redis, settings.queue_name, settings.live_streams)
+    yield Context(settings=settings, db=database, queue=MatchQueue(redis, settings), live=bus)
+    bus.close()
+    redis.close()
+
+
+@pytest.fixture
+def live_client(live_context):
+    from arena.web import create_app
+
+    return create_app(context=live_context).test_client()
+
+
+def read_events(response, until: float) -> list[tuple[str, str, dict]]:
+    """``(id, event, data)`` of every event the stream sent before it ended."""
+    text = b"".join(response.response).decode()
+    events = []
+    for block in text.split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line and not line.startswith(":"))
+        if "event" in fields:
+            events.append((fields["id"], fields["event"], json.loads(fields["data"])))
+    assert time.monotonic() < until
+    return events
+
+
+def test_a_spectator_gets_the_kept_board_first_then_every_event_in_order(live_context, live_client) -> None:
+    bus = live_context.live
+    bus.publish("match-5", "board", {"match": 5, "turn": 3}, keep=True)
+    assert bus.publisher.flush()
+    response = live_client.get("/live/match-5", buffered=False)
+    assert response.status_code == 200 and response.mimetype == "text/event-stream"
+    assert response.headers["X-Accel-Buffering"] == "no" and response.headers["Cache-Control"] == "no-store"
+
+    def later() -> None:
+        time.sleep(0.3)
+        for turn in (4, 5):
+            bus.publish("match-5", "step", {"match": 5, "turn": turn})
+        bus.publish("match-6", "step", {"match": 6, "turn": 1})  # another topic: not sent here
+
+    threading.Thread(target=later).start()
+    events = read_events(response, time.monotonic() + 10)
+    assert [(i, e, d["turn"]) for i, e, d in events] == [("k", "board", 3), ("l", "step", 4), ("l", "step", 5)]
+    seqs = [d["seq"] for _, _, d in events]
+    assert seqs == sorted(seqs)
+    assert bus.hub.open_streams == 0  # the stream ended (ARENA_LIVE_STREAM_S) and let its place go
+
+
+def test_polling_reads_the_kept_event(live_context, live_client) -> None:
+    assert live_client.get("/live/tournament-2/last").status_code == 204
+    live_context.live.publish("tournament-2", "changed", {"tournament": 2}, keep=True)
+    assert live_context.live.publisher.flush()
+    body = live_client.get("/live/tournament-2/last").get_json()
+    assert body["kind"] == "changed" and body["data"]["tournament"] == 2 and body["data"]["seq"] >= 1
+
+
+def test_a_full_process_or_no_redis_sends_spectators_to_polling(live_context, live_client, client) -> None:
+    hub = live_context.live.hub
+    held = [hub.open("match-1") for _ in range(3)]
+    try:
+        full = live_client.get("/live/match-1")
+        assert full.status_code == 503 and "poll" in full.get_data(as_text=True)
+    finally:
+        for listener in held:
+            hub.close(listener)
+    assert client.get("/live/match-1").status_code == 503  # the plain context: no Redis
+    assert live_client.get("/live/nonsense").status_code == 404
+    assert live_client.get("/live/match-1%0aevent:%20x/last").status_code == 404
+
+
+def test_a_spectator_that_falls_behind_is_sent_the_kept_board_instead(live_context) -> None:
+    from arena.runtime.live_bus import BACKLOG
+
+    hub = live_context.live.hub
+    listener = hub.open("match-8")
+    try:
+        for n in range(BACKLOG + 5):
+            listener.put(f"id: l\nevent: step\ndata: {{\"seq\":{n}}}\n\n".encode())
+        assert listener.lagged and len(listener.take(0.1)) <= 5
+    finally:
+        hub.close(listener)
