@@ -18,7 +18,9 @@ from arena.domain.ladder_planner import (
     board_settled,
     choose_tables,
     is_provisional,
+    ladder_settled,
     pair_key,
+    settled_width,
     share_slots,
 )
 from arena.ratings.bradley_terry import BASE_ELO, DEFAULT_PRIOR_SD, ELO_PER_LOGIT
@@ -51,6 +53,7 @@ class Board:
         self.fitted_at = 0
         self.refits = 0
         self.recent: deque[tuple[int, ...]] = deque(maxlen=RECENT_TABLES)
+        self.was_settled = False  # what the runtime keeps as Ladder.settled_at
 
     @property
     def matches(self) -> int:
@@ -129,7 +132,10 @@ class Board:
 
 def planner(board: Board, players: int, slots: int, rng: random.Random,
             free: Callable[[int], int] = lambda _bot: 1) -> list[Table]:
-    return choose_tables(board.entrants(free), players, slots, board.recent_pairs(), rng)
+    """The planner as the runtime calls it, with the settled board's hysteresis (``settled_width``)."""
+    entrants = board.entrants(free)
+    board.was_settled = bool(board.rows) and ladder_settled(entrants, board.was_settled)
+    return choose_tables(entrants, players, slots, board.recent_pairs(), rng, settled_width(board.was_settled))
 
 
 def random_tables(board: Board, players: int, slots: int, rng: random.Random,
@@ -175,6 +181,7 @@ def settled_ladder(bots: int, players: int, seed: int, limit: int = 20_000) -> B
     while board.matches < limit and not (board.rows and board_settled(board.entrants())):
         if not play_round(board, planner, SLOTS, rng):
             break
+    board.was_settled = bool(board.rows) and board_settled(board.entrants())
     return board
 
 
