@@ -57,7 +57,6 @@ PROVISIONAL_ELO_WIDTH = 300.0  # 95 % interval wider than this: still being plac
 SETTLED_ELO_WIDTH = 150.0  # every interval at most this wide (or its rank resolved): the board has settled
 REOPEN_FACTOR = 1.25  # a settled board reopens for a bot whose interval grew 25 % past the settled width
 MIN_SD_LOGIT = 0.01  # a bot without an interval (no resamples) still counts as a little uncertain
-THOMPSON = False
 JITTER = 0.05  # relative noise on pair values: breaks ties, does not reorder clear choices
 
 K = TypeVar("K", bound=Hashable)
@@ -123,15 +122,11 @@ def pair_key(a: int, b: int) -> tuple[int, int]:
     return (a, b) if a < b else (b, a)
 
 
-def pair_values(entrants: Sequence[Entrant], players: int, draw: np.ndarray | None = None
-                ) -> tuple[np.ndarray, np.ndarray]:
+def pair_values(entrants: Sequence[Entrant], players: int) -> tuple[np.ndarray, np.ndarray]:
     """The value of one table's worth of play for every pair (module docstring), and each pair's
-    information ``I`` (for the placement weight); both n x n with a zero diagonal. ``draw``: standard normal
-    deviates that move each estimate by that many of its standard deviations (Thompson sampling)."""
+    information ``I`` (for the placement weight); both n x n with a zero diagonal."""
     elo = np.array([e.elo for e in entrants], dtype=float) / ELO_PER_LOGIT
     sd = np.array([max((e.elo_high - e.elo_low) / (2 * Z95) / ELO_PER_LOGIT, MIN_SD_LOGIT) for e in entrants])
-    if draw is not None:
-        elo = elo + sd * draw
     d = np.abs(elo[:, None] - elo[None, :])
     s2 = sd[:, None] ** 2 + sd[None, :] ** 2
     p = 1.0 / (1.0 + np.exp(-d))
@@ -164,7 +159,7 @@ def choose_tables(entrants: Sequence[Entrant], players: int, slots: int,
     n = len(pool)
     gen = np.random.default_rng(rng.getrandbits(64))
     noise = gen.uniform(-JITTER, JITTER, size=(n, n))
-    value, info = pair_values(pool, players, gen.standard_normal(n) if THOMPSON else None)
+    value, info = pair_values(pool, players)
     value *= 1.0 + (noise + noise.T) / 2.0
     index = {e.bot_id: i for i, e in enumerate(pool)}
     for (a, b), met in recent.items():
