@@ -33,6 +33,7 @@ DEAL_SD = 50.0  # Elo of luck a deal gives each seat, shared by the table's rota
 SLOTS = 8  # tables asked for per round
 REFIT_EVERY = 1  # refit after every round: one refit for the batch of matches that finished together
 REFIT_EVERY_LOAD = 24  # benchmark 3 has no rounds: a refit per 24 finished matches of a ladder
+MAINTENANCE_SLOTS = 1  # tables per round on a settled board (the maintenance rate)
 RECENT_TABLES = 100  # the window of ``recent``
 Z95 = 1.959963984540054
 FIT_OPTIONS: dict[str, int] = {}  # as the refit calls it; exploration runs may lower the resamples
@@ -135,7 +136,10 @@ def planner(board: Board, players: int, slots: int, rng: random.Random,
     """The planner as the runtime calls it, with the settled board's hysteresis (``settled_width``)."""
     entrants = board.entrants(free)
     board.was_settled = bool(board.rows) and ladder_settled(entrants, board.was_settled)
-    return choose_tables(entrants, players, slots, board.recent_pairs(), rng, settled_width(board.was_settled))
+    width = settled_width(board.was_settled)
+    if board_settled(entrants, width):
+        slots = min(slots, MAINTENANCE_SLOTS)  # the runtime's maintenance rate, in rounds
+    return choose_tables(entrants, players, slots, board.recent_pairs(), rng, width)
 
 
 def random_tables(board: Board, players: int, slots: int, rng: random.Random,
