@@ -5,6 +5,7 @@ real fit refreshed in coalesced batches, and the planner or random tables choosi
 from __future__ import annotations
 
 import copy
+import inspect
 import math
 import random
 from collections import Counter, deque
@@ -18,7 +19,9 @@ from arena.domain.ladder_planner import (
     board_settled,
     choose_tables,
     is_provisional,
+    ladder_settled,
     pair_key,
+    settled_width,
     share_slots,
 )
 from arena.ratings.bradley_terry import BASE_ELO, DEFAULT_PRIOR_SD, ELO_PER_LOGIT
@@ -31,8 +34,10 @@ DEAL_SD = 50.0  # Elo of luck a deal gives each seat, shared by the table's rota
 SLOTS = 8  # tables asked for per round
 REFIT_EVERY = 1  # refit after every round: one refit for the batch of matches that finished together
 REFIT_EVERY_LOAD = 24  # benchmark 3 has no rounds: a refit per 24 finished matches of a ladder
+MAINTENANCE_SLOTS = 1  # tables per round on a settled board (the maintenance rate)
 RECENT_TABLES = 100  # the window of ``recent``
 Z95 = 1.959963984540054
+DEALS_AS_UNITS = "deals" in inspect.signature(from_ids).parameters  # a fit that resamples deals as units
 FIT_OPTIONS: dict[str, int] = {}  # as the refit calls it; exploration runs may lower the resamples
 
 Scheduler = Callable[["Board", int, int, random.Random], list[Table]]
@@ -47,10 +52,13 @@ class Board:
         self.refit_every = refit_every
         self.seats: list[list[int]] = []
         self.ranks: list[list[int]] = []
+        self.deals: list[int] = []  # the table (deal) of each match: its rotations share it
         self.rows: dict[int, LeaderboardRow] = {}
         self.fitted_at = 0
         self.refits = 0
         self.recent: deque[tuple[int, ...]] = deque(maxlen=RECENT_TABLES)
+        self.tables_played = 0  # tables played so far (the next deal's number)
+        self.was_settled = False  # what the runtime keeps as Ladder.settled_at
 
     @property
     def matches(self) -> int:
@@ -74,13 +82,16 @@ class Board:
                 ranks[seat] = place + 1
             self.seats.append(seated)
             self.ranks.append(ranks)
+            self.deals.append(self.tables_played)
         self.recent.append(tuple(table))
+        self.tables_played += 1
 
     def maybe_refit(self, force: bool = False) -> bool:
         """Refit once ``refit_every`` matches have finished since the last one (the real refit's coalescing)."""
         if self.matches == self.fitted_at or (not force and self.matches - self.fitted_at < self.refit_every):
             return False
-        log = from_ids(np.array(self.seats), np.array(self.ranks), "ranked")
+        deals = {"deals": np.array(self.deals)} if DEALS_AS_UNITS else {}  # as the refit passes them, where it does
+        log = from_ids(np.array(self.seats), np.array(self.ranks), "ranked", **deals)
         start = {bot: row.elo for bot, row in self.rows.items()}
         table = packed_leaderboard(log, rng=random.Random(BOOTSTRAP_SEED), start=start, **FIT_OPTIONS)
         self.rows = {int(row.bot): row for row in table}
@@ -129,7 +140,13 @@ class Board:
 
 def planner(board: Board, players: int, slots: int, rng: random.Random,
             free: Callable[[int], int] = lambda _bot: 1) -> list[Table]:
-    return choose_tables(board.entrants(free), players, slots, board.recent_pairs(), rng)
+    """The planner as the runtime calls it, with the settled board's hysteresis (``settled_width``)."""
+    entrants = board.entrants(free)
+    board.was_settled = bool(board.rows) and ladder_settled(entrants, board.was_settled)
+    width = settled_width(board.was_settled)
+    if board_settled(entrants, width):
+        slots = min(slots, MAINTENANCE_SLOTS)  # the runtime's maintenance rate, in rounds
+    return choose_tables(entrants, players, slots, board.recent_pairs(), rng, width)
 
 
 def random_tables(board: Board, players: int, slots: int, rng: random.Random,
@@ -175,6 +192,7 @@ def settled_ladder(bots: int, players: int, seed: int, limit: int = 20_000) -> B
     while board.matches < limit and not (board.rows and board_settled(board.entrants())):
         if not play_round(board, planner, SLOTS, rng):
             break
+    board.was_settled = bool(board.rows) and board_settled(board.entrants())
     return board
 
 

@@ -55,6 +55,7 @@ ELO_PER_LOGIT = 400.0 / math.log(10.0)
 Z95 = 1.959963984540054
 PROVISIONAL_ELO_WIDTH = 300.0  # 95 % interval wider than this: still being placed (about 20 even matches)
 SETTLED_ELO_WIDTH = 150.0  # every interval at most this wide (or its rank resolved): the board has settled
+REOPEN_FACTOR = 1.25  # a settled board reopens for a bot whose interval grew 25 % past the settled width
 MIN_SD_LOGIT = 0.01  # a bot without an interval (no resamples) still counts as a little uncertain
 JITTER = 0.05  # relative noise on pair values: breaks ties, does not reorder clear choices
 
@@ -90,11 +91,30 @@ def is_provisional(elo_low: float, elo_high: float, width: float = PROVISIONAL_E
     return elo_high - elo_low > width
 
 
-def board_settled(entrants: Sequence[Entrant], elo_width: float = SETTLED_ELO_WIDTH) -> bool:
+def board_settled(entrants: Sequence[Entrant], elo_width: float | None = None) -> bool:
     """Nothing left that play would resolve soon: no provisional bot and every bot's interval at most
-    ``elo_width`` wide or its rank resolved (one possible rank). Fewer than two bots is settled too."""
+    ``elo_width`` (default ``SETTLED_ELO_WIDTH``) wide or its rank resolved (one possible rank)."""
+    elo_width = SETTLED_ELO_WIDTH if elo_width is None else elo_width
     return all(not e.provisional and (e.elo_high - e.elo_low <= elo_width or e.rank_low == e.rank_high)
                for e in entrants)
+
+
+def settled_width(was_settled: bool) -> float:
+    """Hysteresis: a board that has settled reopens only when a bot's interval passes ``REOPEN_FACTOR`` times
+    the settled width (or a bot is provisional), not when bootstrap noise lifts one a little over it: the
+    planner stops a bot's play exactly when it dips under the width, so many bots sit just below it."""
+    return SETTLED_ELO_WIDTH * (REOPEN_FACTOR if was_settled else 1.0)
+
+
+def ladder_settled(entrants: Sequence[Entrant], was_settled: bool) -> bool:
+    """The ladder's settled state with hysteresis (what the runtime keeps as ``Ladder.settled_at``): it
+    settles when ``board_settled`` first holds, and stays settled while every established bot's interval
+    stays within ``settled_width(True)``; a provisional newcomer does not reopen the others (it is placed on
+    its own, and wakes the ladder's rate: ``board_settled`` is false while it is provisional)."""
+    if was_settled:
+        width = settled_width(True)
+        return all(e.provisional or board_settled([e], width) for e in entrants)
+    return bool(entrants) and board_settled(entrants)
 
 
 def pair_key(a: int, b: int) -> tuple[int, int]:
@@ -124,16 +144,22 @@ def _erfc(x: np.ndarray) -> np.ndarray:
 
 
 def choose_tables(entrants: Sequence[Entrant], players: int, slots: int,
-                  recent: Mapping[tuple[int, int], int], rng: random.Random) -> list[Table]:
-    """Up to ``slots`` tables (each uses one free slot of each of its bots), best first."""
+                  recent: Mapping[tuple[int, int], int], rng: random.Random,
+                  settled_width: float | None = None) -> list[Table]:
+    """Up to ``slots`` tables (each uses one free slot of each of its bots), best first.
+
+    ``settled_width``: the interval width under which a bot counts as settled (default
+    ``SETTLED_ELO_WIDTH``); pass ``settled_width(was_settled)`` so a board that has settled does not
+    reopen over bootstrap noise."""
     if players < 2:
         raise ValueError("a table needs at least two players")
     pool = sorted((e for e in entrants if e.free_slots > 0), key=lambda e: e.bot_id)
     if slots <= 0 or len(pool) < players:
         return []
     n = len(pool)
+    gen = np.random.default_rng(rng.getrandbits(64))
+    noise = gen.uniform(-JITTER, JITTER, size=(n, n))
     value, info = pair_values(pool, players)
-    noise = np.random.default_rng(rng.getrandbits(64)).uniform(-JITTER, JITTER, size=(n, n))
     value *= 1.0 + (noise + noise.T) / 2.0
     index = {e.bot_id: i for i, e in enumerate(pool)}
     for (a, b), met in recent.items():
@@ -142,8 +168,8 @@ def choose_tables(entrants: Sequence[Entrant], players: int, slots: int,
             value[index[b], index[a]] = value[index[a], index[b]]
     sd2 = np.array([max((e.elo_high - e.elo_low) / (2 * Z95) / ELO_PER_LOGIT, MIN_SD_LOGIT) ** 2 for e in pool])
     free = np.array([e.free_slots for e in pool])
-    maintenance = board_settled(entrants)
-    unsettled = np.array([not board_settled([e]) for e in pool])
+    maintenance = board_settled(entrants, settled_width)
+    unsettled = np.array([not board_settled([e], settled_width) for e in pool])
     placing = sorted((i for i, e in enumerate(pool) if e.provisional), key=lambda i: (pool[i].matches, rng.random()))
     tables: list[Table] = []
     while len(tables) < slots and int((free > 0).sum()) >= players:

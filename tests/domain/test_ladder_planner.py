@@ -15,7 +15,9 @@ from arena.domain.ladder_planner import (
     board_settled,
     choose_tables,
     is_provisional,
+    ladder_settled,
     pair_key,
+    settled_width,
     share_slots,
 )
 
@@ -179,3 +181,25 @@ def test_share_slots_rounds_in_favour_of_the_ladder_that_played_least() -> None:
 
 def test_share_slots_by_weight() -> None:
     assert share_slots({"a": 10, "b": 10}, 9, weights={"a": 2.0, "b": 1.0}) == {"a": 6, "b": 3}
+
+
+def test_a_settled_ladder_does_not_reopen_over_bootstrap_noise() -> None:
+    board = spread_board(width=140.0)
+    assert ladder_settled(board, was_settled=False)
+    noisy = [*board[:-1], settled(19, board[-1].elo, width=165.0)]  # a little over the settled width
+    assert not ladder_settled(noisy, was_settled=False)
+    assert ladder_settled(noisy, was_settled=True)
+    assert not ladder_settled([*board[:-1], settled(19, board[-1].elo, width=260.0)], was_settled=True)
+    # the noisy bot does not start tables on a settled ladder: maintenance
+    tables = choose_tables(noisy, players=3, slots=1, recent={}, rng=random.Random(12),
+                           settled_width=settled_width(True))
+    assert [t.reason for t in tables] == ["maintenance"]
+
+
+def test_a_newcomer_does_not_reopen_a_settled_ladder_for_the_others() -> None:
+    noisy = [*spread_board(width=140.0)[:-1], settled(19, 1950.0, width=165.0), newcomer(99)]
+    assert ladder_settled(noisy, was_settled=True)
+    assert not board_settled(noisy, settled_width(True))  # the newcomer still wakes the ladder's rate
+    tables = choose_tables(noisy, players=3, slots=4, recent={}, rng=random.Random(13),
+                           settled_width=settled_width(True))
+    assert [t.reason for t in tables] == ["placement of 99"]
