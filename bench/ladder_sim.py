@@ -18,7 +18,6 @@ from arena.domain.ladder_planner import (
     Table,
     board_settled,
     choose_tables,
-    is_provisional,
     ladder_settled,
     pair_key,
     settled_width,
@@ -27,6 +26,7 @@ from arena.domain.ladder_planner import (
 from arena.ratings.bradley_terry import BASE_ELO, DEFAULT_PRIOR_SD, ELO_PER_LOGIT
 from arena.ratings.leaderboard import LeaderboardRow, packed_leaderboard
 from arena.ratings.packed import from_ids
+from arena.ratings.provisional import is_provisional
 
 BOOTSTRAP_SEED = 20261129  # services.leaderboards.refit's seed: the same log gives the same table
 STRENGTH_SD = 200.0  # Elo

@@ -85,6 +85,9 @@ def how_to_submit(address: str, spares: list[tuple[str, BotServer]]) -> str:
     return "\n".join(lines)
 
 
+POLL_S = 0.3  # how often the demo looks at a tournament's progress
+
+
 def run_demo(context: Context, cycles: int = 1, address: str = "", timeout_s: float = 900,
              should_stop: Callable[[], bool] = lambda: False,
              keeps_serving: bool = True) -> tuple[dict[str, int], list[BotServer]]:
@@ -122,21 +125,8 @@ def run_demo(context: Context, cycles: int = 1, address: str = "", timeout_s: fl
           + (f"  (follow them at {address}tournaments/<id>)" if address else ""))
     started = time.monotonic()
     for game, tournament_id in tournaments.items():
-        with context.db.session() as session:
-            total = tournament_service.progress(session, tournament_id)["total"]
-        with terminal.bar(total, game) as progress:
-            while True:
-                with context.db.session() as session:
-                    p = tournament_service.progress(session, tournament_id)
-                if should_stop():
-                    return tournaments, servers
-                progress.update(p["done"] - progress.n)
-                if p["done"] + p["cancelled"] >= p["total"]:
-                    break
-                if time.monotonic() - started > timeout_s:
-                    terminal.say("the demo tournament did not finish in time; are the workers running?")
-                    return tournaments, servers
-            time.sleep(0.3)
+        if not follow_tournament(context, game, tournament_id, started + timeout_s, should_stop):
+            return tournaments, servers
     while time.monotonic() - started < timeout_s:  # the last refits are queued a moment after the matches
         if should_stop():
             return tournaments, servers
@@ -149,6 +139,28 @@ def run_demo(context: Context, cycles: int = 1, address: str = "", timeout_s: fl
     if keeps_serving:  # said again under the leaderboards, where the eye is when the demo settles
         print(how_to_submit(address, spares), flush=True)
     return tournaments, servers
+
+
+def follow_tournament(context: Context, game: str, tournament_id: int, deadline: float,
+                      should_stop: Callable[[], bool], poll_s: float = POLL_S) -> bool:
+    """Show a tournament's progress bar until it is over; False when stopped or past ``deadline``.
+    Reads every ``poll_s`` in a read-only unit of work: a loop that read without pausing took a core and
+    SQLite's write lock from the workers it was waiting for (so a demo on two cores sometimes never ended)."""
+    with context.db.session(readonly=True) as session:
+        total = tournament_service.progress(session, tournament_id)["total"]
+    with terminal.bar(total, game) as progress:
+        while True:
+            with context.db.session(readonly=True) as session:
+                p = tournament_service.progress(session, tournament_id)
+            if should_stop():
+                return False
+            progress.update(p["done"] - progress.n)
+            if p["done"] + p["cancelled"] >= p["total"]:
+                return True
+            if time.monotonic() > deadline:
+                terminal.say("the demo tournament did not finish in time; are the workers running?")
+                return False
+            time.sleep(poll_s)
 
 
 def _print_leaderboard(context: Context, game: str, players: int) -> None:

@@ -53,7 +53,6 @@ import numpy as np
 
 ELO_PER_LOGIT = 400.0 / math.log(10.0)
 Z95 = 1.959963984540054
-PROVISIONAL_ELO_WIDTH = 300.0  # 95 % interval wider than this: still being placed (about 20 even matches)
 SETTLED_ELO_WIDTH = 150.0  # every interval at most this wide (or its rank resolved): the board has settled
 REOPEN_FACTOR = 1.25  # a settled board reopens for a bot whose interval grew 25 % past the settled width
 MIN_SD_LOGIT = 0.01  # a bot without an interval (no resamples) still counts as a little uncertain
@@ -83,12 +82,6 @@ class Table:
 
     bot_ids: tuple[int, ...]
     reason: str  # human-readable why ("placement of X", "uncertain rank of X", "maintenance")
-
-
-def is_provisional(elo_low: float, elo_high: float, width: float = PROVISIONAL_ELO_WIDTH) -> bool:
-    """A bot stays provisional while its 95 % Elo interval is wider than ``width`` (an interval, not a count:
-    a bot whose results are consistent settles sooner than one whose results contradict each other)."""
-    return elo_high - elo_low > width
 
 
 def board_settled(entrants: Sequence[Entrant], elo_width: float | None = None) -> bool:

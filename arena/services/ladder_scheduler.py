@@ -28,7 +28,15 @@ from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from arena.config import Settings
-from arena.domain.ladder_planner import Entrant, Table, board_settled, choose_tables, pair_key, share_slots
+from arena.domain.ladder_planner import (
+    Entrant,
+    Table,
+    choose_tables,
+    ladder_settled,
+    pair_key,
+    settled_width,
+    share_slots,
+)
 from arena.domain.schedules import table_seeds
 from arena.services import probation
 from arena.services.bot_owner import effective_capacity as capacity
@@ -195,9 +203,12 @@ def _plan(session: Session, settings: Settings, deal_key: bytes, rng: random.Ran
     demand: dict[int, int] = {}
     weights: dict[int, float] = {}
     pools: dict[int, list[Entrant]] = {}
+    widths: dict[int, float] = {}
     for ladder in ladders:
         entrants = _entrants(session, settings, ladder, bots, load)
-        settled = len(entrants) >= ladder.players and board_settled(entrants)
+        was_settled = ladder.settled_at is not None  # hysteresis: noise alone does not reopen a settled board
+        settled = len(entrants) >= ladder.players and ladder_settled(entrants, was_settled)
+        widths[ladder.id] = settled_width(was_settled)
         report.settled[ladder.id] = settled
         if settled and ladder.settled_at is None:
             ladder.settled_at = now
@@ -228,7 +239,8 @@ def _plan(session: Session, settings: Settings, deal_key: bytes, rng: random.Ran
             continue
         ladder = by_id[ladder_id]
         pool = [e for e in pools[ladder_id] if load.tables[e.bot_id] < capacity(bots[e.bot_id], settings)]
-        for table in choose_tables(pool, ladder.players, slots, _recent(session, ladder), rng):
+        for table in choose_tables(pool, ladder.players, slots, _recent(session, ladder), rng,
+                                   settled_width=widths[ladder_id]):
             _store_table(session, ladder, table, deal_key, now)
             for bot_id in table.bot_ids:
                 load.tables[bot_id] += 1

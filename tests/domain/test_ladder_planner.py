@@ -14,12 +14,12 @@ from arena.domain.ladder_planner import (
     Table,
     board_settled,
     choose_tables,
-    is_provisional,
     ladder_settled,
     pair_key,
     settled_width,
     share_slots,
 )
+from arena.ratings.provisional import is_provisional
 
 
 def settled(bot: int, elo: float, width: float = 100.0, free: int = 1, matches: int = 60, n: int = 20) -> Entrant:
