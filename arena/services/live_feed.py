@@ -48,6 +48,10 @@ def tournament_topic(tournament_id: int) -> str:
     return f"tournament-{tournament_id}"
 
 
+def ladder_topic(ladder_id: int) -> str:
+    return f"ladder-{ladder_id}"
+
+
 def leaderboard_topic(game: str, players: int) -> str:
     return f"leaderboard-{game}-{players}"
 
@@ -140,7 +144,7 @@ def match_feed(db: Database, sink: LiveSink | None, match_id: int) -> MatchFeed 
 def announce(db: Database, sink: LiveSink | None, match_id: int) -> None:
     """After a match changed status (claimed, played, given up, cancelled): its status to its page, and to
     every match of its deal (published together with it, their pages now show the replay), and "look
-    again" to its tournament's page. Statuses only: a sealed match is said to be sealed, nothing more."""
+    again" to its tournament's or ladder's page. Statuses only: a sealed match is said to be sealed, nothing more."""
     if sink is None:
         return
     try:
@@ -156,6 +160,8 @@ def announce(db: Database, sink: LiveSink | None, match_id: int) -> None:
             sink.publish(match_topic(other_id), "status", {"match": other_id, "status": str(status)}, keep=True)
         if row.tournament_id is not None:
             sink.publish(tournament_topic(row.tournament_id), "changed", {"tournament": row.tournament_id}, keep=True)
+        if row.ladder_id is not None:  # ladder activity as it happens: its page counts and lists again
+            sink.publish(ladder_topic(row.ladder_id), "changed", {"ladder": row.ladder_id}, keep=True)
     except Exception:
         log.exception("could not announce match %s", match_id)
 

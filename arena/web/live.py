@@ -20,7 +20,7 @@ from flask import Blueprint, Response
 from arena.web.context import context
 
 live = Blueprint("live", __name__)
-TOPIC = re.compile(r"^(match-\d{1,18}|tournament-\d{1,18}|leaderboard-[a-z0-9-]{1,64}-\d{1,2})$")
+TOPIC = re.compile(r"^(match-\d{1,18}|tournament-\d{1,18}|ladder-\d{1,18}|leaderboard-[a-z0-9-]{1,64}-\d{1,2})$")
 PING_S = 15.0  # a comment line this often: proxies keep the connection, a gone browser is noticed
 RETRY_MS = 3000
 STREAM_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}  # nginx: pass each event at once

@@ -176,3 +176,28 @@ def test_a_refit_tells_the_leaderboard_page_to_look_again(client) -> None:
     live_feed.refitted(None, "pajarracos", 4)  # no Redis: nothing to tell, nothing fails
     page = client.get("/leaderboards/pajarracos?players=4").get_data(as_text=True)
     assert 'data-live-topic="leaderboard-pajarracos-4"' in page and "live.js" in page
+
+
+def test_ladder_activity_shows_as_it_happens_on_the_ladder_page(client, context) -> None:
+    """Issue 18: a ladder's page follows its topic; every change of one of its matches says "look again",
+    and the page lists its latest matches (results only once their deal is over)."""
+    from arena.services.ladders import ensure_ladders
+    from arena.storage.models import Match
+
+    with context.db.session() as session:
+        ladder_id = next(lad.id for lad in ensure_ladders(session, context.settings)
+                         if (lad.game, lad.players) == ("pajarracos", 3))
+    page = client.get(f"/ladders/{ladder_id}").get_data(as_text=True)
+    assert f'data-live-topic="ladder-{ladder_id}"' in page and "live.js" in page and "No match yet" in page
+    with context.db.session() as session:
+        match = Match(ladder_id=ladder_id, game="pajarracos", num_players=3, seed=7, time_limit_ms=1000,
+                      status=MatchStatus.SEALED)
+        session.add(match)
+        session.flush()
+        match_id = match.id
+    sink = FakeSink()
+    live_feed.announce(context.db, sink, match_id)
+    assert sink.sent[-1] == (f"ladder-{ladder_id}", "changed", json.dumps({"ladder": ladder_id}))
+    assert client.get(f"/live/ladder-{ladder_id}/last").status_code in (200, 204, 503)  # a topic the web knows
+    page = client.get(f"/ladders/{ladder_id}").get_data(as_text=True)
+    assert f"/matches/{match_id}" in page and "No match yet" not in page

@@ -13,7 +13,7 @@ from arena.web.pages.common import page, viewer
 from referee.games import GAMES
 
 
-def _games() -> list[tuple[str, str]]:
+def game_titles() -> list[tuple[str, str]]:
     return [(name, GAMES[name].spec.title) for name in sorted(GAMES)]
 
 
@@ -23,7 +23,7 @@ def matches_index() -> tuple[str, int]:
     with unit_of_work(readonly=True) as session:
         viewer(session)
         data = find_matches.match_index(session, found)
-    return page("find_matches.html", f=found, games=_games(), results=list(find_matches.RESULTS.items()),
+    return page("find_matches.html", f=found, games=game_titles(), results=list(find_matches.RESULTS.items()),
                 statuses=[(s, s) for s in find_matches.STATUSES], **data)
 
 
@@ -33,7 +33,7 @@ def bots_index() -> tuple[str, int]:
     with unit_of_work(readonly=True) as session:
         viewer(session)
         listing = find_lists.find_bots(session, found)
-    return page("find_bots.html", f=found, listing=listing, games=_games(),
+    return page("find_bots.html", f=found, listing=listing, games=game_titles(),
                 statuses=[(s, s) for s in find_lists.BOT_STATES])
 
 
@@ -43,7 +43,7 @@ def tournaments_index() -> tuple[str, int]:
     with unit_of_work(readonly=True) as session:
         viewer(session)
         listing = find_lists.find_tournaments(session, found)
-    return page("find_tournaments.html", f=found, listing=listing, games=_games(),
+    return page("find_tournaments.html", f=found, listing=listing, games=game_titles(),
                 statuses=[(s, s) for s in find_lists.TOURNAMENT_STATES])
 
 
@@ -53,7 +53,7 @@ def leaderboards_index() -> tuple[str, int]:
     with unit_of_work(readonly=True) as session:
         viewer(session)
         boards = find_lists.leaderboards(session, game)
-    return page("find_leaderboards.html", boards=boards, games=_games(), game=game)
+    return page("find_leaderboards.html", boards=boards, games=game_titles(), game=game)
 
 
 @pages.get("/bots/<int:bot_id>/vs/<int:opponent_id>")
@@ -64,4 +64,4 @@ def head_to_head_page(bot_id: int, opponent_id: int) -> tuple[str, int]:
         viewer(session)
         record = find_matches.head_to_head(session, bot_id, opponent_id)
         recent = find_matches.find_matches(session, find_matches.MatchFilter(bot=bot_id, opponent=opponent_id), 20)
-    return page("head_to_head.html", record=record, recent=recent, games=_games())
+    return page("head_to_head.html", record=record, recent=recent, games=game_titles())

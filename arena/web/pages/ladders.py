@@ -6,12 +6,14 @@ from __future__ import annotations
 from flask import redirect, url_for
 from werkzeug.wrappers import Response
 
+from arena.services import ladder_pages
 from arena.services import ladders as service
 from arena.services.errors import ServiceError
 from arena.web.context import context, unit_of_work
 from arena.web.pages import pages
 from arena.web.pages.common import page, viewer
 from arena.web.pages.errors import error_page
+from arena.web.pages.find import game_titles
 from arena.web.pages.forms import LadderPauseForm, LadderResumeForm, LadderTuneForm
 from referee.games import GAMES
 
@@ -30,14 +32,14 @@ def _ladder_page(ladder_id: int, status: int = 200, error: str | None = None,
     settings = context().settings
     with unit_of_work(readonly=True) as session:
         account = viewer(session)
-        data = service.ladder_json(session, service.get_ladder(session, ladder_id), settings)
+        data = ladder_pages.ladder_page_data(session, ladder_id, settings)
     if tune is None:
         shown = data["overrides"] | {"time_limit_ms": data["settings"]["time_limit_ms"]}
         tune = LadderTuneForm(formdata=None, data=shown)
     admin = account is not None and account.is_admin
     title = GAMES[data["game"]].spec.title if data["game"] in GAMES else data["game"]
     return page("ladder.html", status, ladder=data, admin=admin, error=error, tune=tune, pause=LadderPauseForm(),
-                resume=LadderResumeForm(), title=title, tunable=service.TUNABLE)
+                resume=LadderResumeForm(), title=title, tunable=service.TUNABLE, games=game_titles())
 
 
 @pages.get("/ladders/<int:ladder_id>")

@@ -32,6 +32,7 @@
           main.innerHTML = fresh.innerHTML;
         } else {
           for (var i = next.length - 1; i >= 0; i--) {  // only what changed: focus and selection elsewhere stay
+            if (now[i].contains(document.activeElement) && document.activeElement !== document.body) continue;  // being typed in
             if (now[i].outerHTML !== next[i].outerHTML) now[i].replaceWith(document.importNode(next[i], true));
           }
         }
