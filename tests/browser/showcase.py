@@ -15,6 +15,7 @@ from werkzeug.serving import make_server
 
 from arena.composition import Context
 from arena.config import load_settings
+from arena.services.ladders import ensure_ladders
 from arena.services.leaderboards import refit
 from arena.services.matches import run_match
 from arena.storage.db import Database
@@ -35,6 +36,7 @@ class Showcase:
     tournaments: dict[str, int] = field(default_factory=dict)
     matches: dict[str, list[int]] = field(default_factory=dict)
     bots: dict[str, list[int]] = field(default_factory=dict)
+    ladders: dict[str, int] = field(default_factory=dict)  # game -> its 3-player ladder (none played yet)
 
 
 def fill(context: Context, bot_urls: list[str], showcase: Showcase) -> None:
@@ -48,6 +50,8 @@ def fill(context: Context, bot_urls: list[str], showcase: Showcase) -> None:
             assert run_match(context.db, context.settings, match_id, "showcase") == "recorded"
         refit(context.db, game, seats)
         showcase.bots[game], showcase.matches[game] = ids, matches
+    with context.db.session() as session:
+        showcase.ladders = {lad.game: lad.id for lad in ensure_ladders(session, context.settings) if lad.players == 3}
 
 
 @contextmanager

@@ -36,6 +36,15 @@ PAGES = [
     ("signup", "/signup", None),
     ("new-bot", "/bots/new", "owner"),
     ("new-tournament", "/tournaments/new", "organizer"),
+    ("bots-index", "/bots", None),
+    ("matches-index", "/matches", None),
+    ("matches-filtered", "/matches?game=pajarracos&bot={bots[pajarracos][0]}&result=win", None),
+    ("tournaments-index", "/tournaments", None),
+    ("leaderboards-index", "/leaderboards", None),
+    ("head-to-head", "/bots/{bots[pajarracos][0]}/vs/{bots[pajarracos][1]}", None),
+    ("my-bots", "/me/bots", "owner"),
+    ("ladders", "/ladders", None),
+    ("ladder", "/ladders/{ladders[pajarracos]}", "organizer"),
     ("error-404", "/no/such/page", None),
 ]
 PHONE = {"width": 390, "height": 844}
