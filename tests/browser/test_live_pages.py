@@ -1,6 +1,6 @@
 """Pages that follow the arena live, in Chromium against a live arena (a real worker on Redis, real bots that
-think 50-150 ms a decision): a match's board arrives step by step and the tournament's standings change
-without a reload; a match whose deal is still secret shows no board, seed, hand or result at any moment, and its
+think 50-150 ms a decision): a match's board arrives step by step, the tournament's standings change and the
+leaderboard shows its refit without a reload; a match whose deal is still secret shows no board, seed, hand or result at any moment, and its
 replay appears by itself once the deal is over."""
 
 from __future__ import annotations
@@ -105,6 +105,9 @@ def test_a_running_match_and_its_tournament_update_live(live_arena, browser, scr
         standings.goto(f"{live_arena.url}/tournaments/{tournament_id}")
         standings.evaluate("() => { window.__same = true; }")  # gone if the page reloads
         assert standings.locator("table.standings tbody tr td:nth-child(3)").all_text_contents() == ["0"] * 3
+        leaderboard = new_page(browser, errors)  # nothing fitted yet: the refit after the matches shows up live
+        leaderboard.goto(f"{live_arena.url}/leaderboards/pajarracos?players=3")
+        leaderboard.evaluate("() => { window.__same = true; }")
         board = new_page(browser, errors)
         board.goto(f"{live_arena.url}/matches/{matches[0]}")
         board.evaluate("() => { window.__same = true; }")
@@ -138,6 +141,11 @@ def test_a_running_match_and_its_tournament_update_live(live_arena, browser, scr
             'table.standings tbody tr td:nth-child(3)')).some(td => td.textContent.trim() !== '0')""", timeout=30_000)
         assert standings.evaluate("() => window.__same === true")
         standings.screenshot(path=str(screenshots / "live-tournament.png"), full_page=True)
+        # The leaderboard page showed the refitted table without being loaded again.
+        leaderboard.wait_for_function("""() => /fitted over [1-9]/.test(
+            (document.getElementById('fit-note') || {}).textContent || '')""", timeout=30_000)
+        assert leaderboard.evaluate("() => window.__same === true")
+        assert leaderboard.locator("table tbody tr").count() >= 3
         assert not errors, json.dumps(errors, indent=1)
     finally:
         for server in servers:
