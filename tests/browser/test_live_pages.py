@@ -1,7 +1,7 @@
 """Pages that follow the arena live, in Chromium against a live arena (a real worker on Redis, real bots that
 think 50-150 ms a decision): a match's board arrives step by step, the tournament's standings change and the
-leaderboard shows its refit without a reload; a match whose deal is still secret shows no board, seed, hand or result at any moment, and its
-replay appears by itself once the deal is over."""
+leaderboard shows its refit without a reload; a match whose deal is still secret shows no board, seed, hand
+or result at any moment, and its replay appears by itself once the deal is over."""
 
 from __future__ import annotations
 
