@@ -135,16 +135,19 @@ def test_sqlite_write_lock_held_during_health_check_eight_slow_bots(tmp_path, se
         tokens = [token_for(context, f"user-{i}") for i in range(8)]
         with bot_zoo.zoo_bot(bot_zoo.late(1.5)) as slow:
             codes: list[int] = []
+            # the apps are made first: on a busy CI machine eight apps made at once in eight threads took
+            # most of the time the health checks were given to start
+            clients = [create_app(context=context).test_client() for _token in tokens]
 
-            def submit(token: str) -> None:
-                client = create_app(context=context).test_client()
+            def submit(client, token: str) -> None:  # type: ignore[no-untyped-def]
                 codes.append(client.post("/api/bots", json={"name": "slow", "url": slow.url, "game": "piranha-pedro"},
                                          headers=auth(token)).status_code)
 
-            threads = [threading.Thread(target=submit, args=(token,), daemon=True) for token in tokens]
+            threads = [threading.Thread(target=submit, args=(client, token), daemon=True)
+                       for client, token in zip(clients, tokens, strict=True)]
             for thread in threads:
                 thread.start()
-            deadline = time.monotonic() + 5
+            deadline = time.monotonic() + 15
             while len(slow.requests) < 8 and time.monotonic() < deadline:
                 time.sleep(0.02)
             assert len(slow.requests) == 8, "the health checks did not all start"

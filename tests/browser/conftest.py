@@ -93,16 +93,14 @@ def live_arena(tmp_path: Path, random_bots) -> Iterator[LiveArena]:
 
 
 @pytest.fixture
-def browser() -> Iterator[object]:
-    executable = chromium_or_skip()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+def browser(chromium) -> Iterator[object]:
+    """The session's Chromium, with every page and context a test opened closed after it. (Each test used
+    to start Playwright of its own: once the session's ``chromium`` was running, a second sync Playwright in
+    the same thread failed, and every later browser test errored in a whole-suite run.)"""
+    before = set(chromium.contexts)
+    yield chromium
+    for context in set(chromium.contexts) - before:
+        context.close()
 
 
 @pytest.fixture
