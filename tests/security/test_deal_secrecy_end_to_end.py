@@ -82,11 +82,14 @@ def recording_bots() -> Iterator[RecordingBots]:
 def public_urls(app: Any, tournament_id: int, match_ids: list[int], bot_ids: list[int]) -> list[str]:
     """Every GET route of the app, each with every id it can take; a route with an argument this test
     does not know fails the test, so a new public route cannot slip past it."""
+    topics = [f"match-{match_ids[0]}", f"tournament-{tournament_id}"]  # no live bus here: a few suffice
     values = {"match_id": match_ids, "tournament_id": [tournament_id], "bot_id": bot_ids, "game": [GAME],
-              "name": [GAME]}
+              "name": [GAME], "ladder_id": [1], "topic": topics, "path": ["README.md"]}
     urls = []
     for rule in app.url_map.iter_rules():
         if "GET" not in rule.methods or rule.endpoint == "static":
+            continue
+        if rule.endpoint == "live.stream":  # an endless stream of the events ``/live/<topic>/last`` answers
             continue
         arguments = sorted(rule.arguments)
         if not arguments:
@@ -162,7 +165,10 @@ def test_no_public_channel_shows_a_deal_before_all_its_matches_are_over(queued_c
             for url in urls:
                 for client, headers in ((stranger, {}), (owner_client, auth(owner_token))):
                     response = client.get(url, headers=headers)
-                    assert response.status_code < 500, (url, response.status_code)
+                    # this app has no live bus: its topics answer 503 (what they carry is checked in
+                    # tests/security/test_live_redaction.py and tests/arena/test_live_feed.py)
+                    unavailable = url.startswith("/live/") and response.status_code == 503
+                    assert response.status_code < 500 or unavailable, (url, response.status_code)
                     responses.append((url, response.get_data(as_text=True)))
                     requests += 1
             by_seed, salts = deals(context, tournament_id)  # after the responses: still open means open throughout
