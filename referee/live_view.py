@@ -45,3 +45,30 @@ def public_step(game: Game, state: Any, turn: int, time_used_ms: Sequence[float]
     return PublicStep(turn=turn, view=view, thinking=() if over else tuple(sorted(game.to_act(state))),
                       time_used_ms=tuple(round(t) for t in time_used_ms), forfeited=tuple(bool(f) for f in forfeited),
                       over=over)
+
+
+def view_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """What changed from one view to the next: keys set anew, lists that only grew (their new tail), keys gone.
+    The live board and the replay viewer's frames send this form; the browser applies it to the view it holds."""
+    changes: dict[str, Any] = {}
+    for key, value in after.items():
+        old = before.get(key, _MISSING)
+        if old is not _MISSING and old == value:
+            continue
+        if _grew(old, value):
+            changes.setdefault("append", {})[key] = list(value[len(old):])
+        else:
+            changes.setdefault("set", {})[key] = value
+    gone = [key for key in before if key not in after]
+    if gone:
+        changes["unset"] = gone
+    return changes
+
+
+_MISSING = object()
+
+
+def _grew(old: Any, new: Any) -> bool:
+    """``new`` is ``old`` plus items at the end (lists and tuples alike: views may hold either)."""
+    return (isinstance(old, list | tuple) and isinstance(new, list | tuple) and len(new) > len(old)
+            and list(new[:len(old)]) == list(old))

@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 from arena.services.publication import OPEN, deal_of
 from arena.storage.db import Database
 from arena.storage.models import Match
-from referee.live_view import PublicStep
+from referee.live_view import PublicStep, view_changes
 
 log = logging.getLogger("arena.live")
 RECHECK_S = 2.0  # how often a hidden board asks again whether its deal's twins are over
@@ -108,25 +108,6 @@ class MatchFeed:
                                                    "changes": changes})
             self.sink.keep(self.topic, "board", board)  # whole, for spectators who arrive now
         self.view, self.turn = step.view, step.turn
-
-
-def view_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
-    """What changed from one view to the next: keys set anew, lists that only grew (their new tail), keys
-    gone; the browser applies them to the board it holds (the replay viewer's frames use the same form)."""
-    changes: dict[str, Any] = {}
-    for key, value in after.items():
-        if key in before and before[key] == value:
-            continue
-        old = before.get(key)
-        if isinstance(old, list | tuple) and isinstance(value, list | tuple) and len(value) > len(old) \
-                and list(value[:len(old)]) == list(old):
-            changes.setdefault("append", {})[key] = list(value[len(old):])
-        else:
-            changes.setdefault("set", {})[key] = value
-    gone = [key for key in before if key not in after]
-    if gone:
-        changes["unset"] = gone
-    return changes
 
 
 def match_feed(db: Database, sink: LiveSink | None, match_id: int) -> MatchFeed | None:

@@ -11,6 +11,7 @@ dead worker is cancelled, so that its deal can be published.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.orm import Session
@@ -24,22 +25,9 @@ from arena.storage.models import Match, MatchStatus, Tournament, TournamentStatu
 
 def reconcile(session: Session, queue: MatchQueue) -> dict[str, int]:
     now = utcnow()
-    rows = session.execute(
-        select(Match.id, Match.status)
-        .join(Tournament, Tournament.id == Match.tournament_id)
-        .where(Tournament.status == TournamentStatus.RUNNING,
-               or_(Match.status == MatchStatus.QUEUED,
-                   and_(Match.status == MatchStatus.RUNNING, Match.lease_until < now)))
-        .order_by(Match.id)
-    ).all()
-    requeued = expired = 0
-    for match_id, status in rows:
-        if status == MatchStatus.RUNNING:
-            queue.enqueue(match_id)  # its worker is gone: RQ may still call the old job "started"
-            expired += 1
-        elif not queue.is_live(match_id):
-            queue.enqueue(match_id)
-            requeued += 1
+    requeued, expired = _requeue_owed(session, queue, now, select(Match.id, Match.status)
+                                      .join(Tournament, Tournament.id == Match.tournament_id)
+                                      .where(Tournament.status == TournamentStatus.RUNNING))
     ladder = reconcile_ladders(session, queue, now)
     refits = 0
     for game, players in stale_boards(session):
@@ -57,22 +45,26 @@ def reconcile_ladders(session: Session, queue: MatchQueue, now: datetime | None 
     between its commit and its enqueue) or whose worker died mid-match (lease expired): queued again.
     A paused ladder's are too: what is in flight is played."""
     now = now or utcnow()
-    rows = session.execute(
-        select(Match.id, Match.status)
-        .where(Match.ladder_id.is_not(None),
-               or_(Match.status == MatchStatus.QUEUED,
-                   and_(Match.status == MatchStatus.RUNNING, Match.lease_until < now)))
-        .order_by(Match.id)
-    ).all()
+    requeued, expired = _requeue_owed(session, queue, now,
+                                      select(Match.id, Match.status).where(Match.ladder_id.is_not(None)))
+    return {"ladder_requeued": requeued, "ladder_expired_leases": expired}
+
+
+def _requeue_owed(session: Session, queue: MatchQueue, now: datetime, matches: Any) -> tuple[int, int]:
+    """Enqueue again the ``matches`` (a select of id and status) that are queued but lost by the queue, or
+    running on an expired lease; returns (requeued, expired leases)."""
+    rows = session.execute(matches.where(or_(Match.status == MatchStatus.QUEUED,
+                                             and_(Match.status == MatchStatus.RUNNING, Match.lease_until < now)))
+                           .order_by(Match.id)).all()
     requeued = expired = 0
     for match_id, status in rows:
         if status == MatchStatus.RUNNING:
-            queue.enqueue(match_id)
+            queue.enqueue(match_id)  # its worker is gone: RQ may still call the old job "started"
             expired += 1
         elif not queue.is_live(match_id):
             queue.enqueue(match_id)
             requeued += 1
-    return {"ladder_requeued": requeued, "ladder_expired_leases": expired}
+    return requeued, expired
 
 
 def _cancel_abandoned(session: Session, now: datetime) -> int:

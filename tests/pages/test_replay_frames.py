@@ -9,9 +9,10 @@ import json
 
 import pytest
 
-from arena.web.pages.replay_data import PRIVATE_VIEW_KEYS, replay_frames, replay_steps, view_changes
+from arena.web.pages.replay_data import PRIVATE_VIEW_KEYS, replay_frames, replay_steps
 from referee.commitments import canonical_json
 from referee.games import get_game
+from referee.live_view import view_changes
 from referee.runner import BotSpec, play_match
 
 

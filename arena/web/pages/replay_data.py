@@ -11,6 +11,7 @@ from arena.web.pages.replay_annotations import annotate_step
 from referee.commitments import canonical_json
 from referee.errors import RulesError
 from referee.games import get_game
+from referee.live_view import view_changes
 
 PRIVATE_VIEW_KEYS = ("seat", "hand", "my_unrevealed", "decision", "must_commit")
 
@@ -65,32 +66,6 @@ def _recorded_views(doc: dict[str, Any]) -> list[dict[str, Any]]:
         views.append(view)
     views.append(doc.get("final_view") or (views[-1] if views else {}))
     return views
-
-
-def view_changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
-    """What changed from one view to the next: keys set anew, lists that only grew (their new tail), keys gone."""
-    changes: dict[str, Any] = {}
-    for key, value in after.items():
-        old = before.get(key, _MISSING)
-        if old is not _MISSING and old == value:
-            continue
-        if _grew(old, value):
-            changes.setdefault("append", {})[key] = list(value[len(old):])
-        else:
-            changes.setdefault("set", {})[key] = value
-    gone = [key for key in before if key not in after]
-    if gone:
-        changes["unset"] = gone
-    return changes
-
-
-_MISSING = object()
-
-
-def _grew(old: Any, new: Any) -> bool:
-    """``new`` is ``old`` plus items at the end (lists and tuples alike: views may hold either)."""
-    return (isinstance(old, list | tuple) and isinstance(new, list | tuple) and len(new) > len(old)
-            and list(new[:len(old)]) == list(old))
 
 
 def replay_steps(doc: dict[str, Any], views: tuple[list[dict[str, Any]], str] | None = None) -> list[dict[str, Any]]:
