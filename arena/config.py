@@ -54,6 +54,7 @@ class Settings:
     tournament_rate: str = "30/hour"
     session_days: int = 14  # a page sign-in lasts this long at most (signing out ends it at once)
     log_json: bool = False
+    log_level: str = "INFO"  # the processes' logging threshold (arena demo sets WARNING: its terminal is for people)
     docs_dir: str = ""  # empty: the repository's docs/ folder (set it for installs outside the repository)
     proxy_hops: int = 0  # reverse proxies in front of the web app whose X-Forwarded-* headers to trust
     # The ladder (docs/ladder.md): on for `arena up`, `arena demo` and production; off under ARENA_ENV=test
@@ -61,6 +62,7 @@ class Settings:
     ladder: bool = True
     ladder_players: str = "3"  # comma-separated player counts: one ladder per game and count it allows
     ladder_in_flight: int = 8  # ladder matches queued or running at once, over every ladder
+    ladder_spare_workers: int = 1  # workers the ladder's owed matches leave free for a newcomer's first match
     ladder_per_hour: int = 3600  # ladder matches created per hour, over every ladder
     ladder_maintenance_per_hour: int = 30  # per ladder, once its leaderboard has settled
     ladder_tick_ms: int = 1000  # the scheduler looks again at least this often (a new bot wakes it at once)
@@ -174,11 +176,15 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
     for name in ("ladder_in_flight", "ladder_tick_ms"):
         if getattr(settings, name) < 1:
             raise ConfigError(f"ARENA_{name.upper()} must be at least 1")
+    if settings.ladder_spare_workers < 0:
+        raise ConfigError("ARENA_LADDER_SPARE_WORKERS must be at least 0")
     if not 0 < settings.ladder_fault_rate <= 1:
         raise ConfigError(f"ARENA_LADDER_FAULT_RATE must be in (0, 1], not {settings.ladder_fault_rate}")
     if min(settings.ladder_fault_window, settings.ladder_fault_min_matches, settings.ladder_recheck_s,
            settings.ladder_max_capacity) < 1:
         raise ConfigError("ARENA_LADDER_FAULT_WINDOW, _FAULT_MIN_MATCHES, _RECHECK_S and _MAX_CAPACITY must be >= 1")
+    if settings.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+        raise ConfigError(f"ARENA_LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR, not {settings.log_level!r}")
     if settings.session_days < 1:
         raise ConfigError(f"ARENA_SESSION_DAYS must be at least 1, not {settings.session_days}")
     if settings.production and settings.secret_key and not settings.deal_secret:  # every host derives the same key

@@ -2,6 +2,8 @@
 
     python -m bench.ladder sim [--quick] [--seeds S]   the planner in simulation (benchmarks 1-3)
     python -m bench.ladder e2e [...]                   end to end on the embedded default (bench/ladder_e2e.py)
+    python -m bench.ladder oracle [...]                benchmark 1's ceiling: schedulers that know every strength
+                                                       (bench/ladder_oracle.py; context, not judged)
 
 ``sim`` runs the real planner (``arena.domain.ladder_planner``) against the real rating fit
 (``arena.ratings.leaderboard.packed_leaderboard`` on a ``from_ids`` log, seeded as ``services.leaderboards.refit``
@@ -43,12 +45,18 @@ def main(argv: list[str] | None = None) -> int:
     sim.add_argument("--only", choices=("1", "2", "3", "bound"), action="append",
                      help="run only these benchmarks (bound: benchmark 1's idealised oracle bound alone)")
     commands.add_parser("e2e", help="benchmark 4, end to end (bench/ladder_e2e.py)", add_help=False)
+    commands.add_parser("oracle", help="schedulers that know every strength (bench/ladder_oracle.py)",
+                        add_help=False)
     args, rest = parser.parse_known_args(argv)
     if args.command == "e2e":
         from bench import ladder_e2e  # written with the ladder runtime; the simulation works without it
 
         sys.argv = [f"{sys.argv[0]} e2e", *rest]  # its own options, as if it had been run by itself
         return ladder_e2e.main()
+    if args.command == "oracle":
+        from bench import ladder_oracle
+
+        return ladder_oracle.main(rest)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     return ladder_sim.run(quick=args.quick, seeds=args.seeds, only=set(args.only or ("1", "2", "3")))

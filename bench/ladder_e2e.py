@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from datetime import UTC, datetime
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +119,45 @@ def _first_starts(db: Database, bots: dict[int, float]) -> dict[int, float]:
     return out
 
 
+def _stages(db: Database, data_dir: Path, bots: dict[int, float], names: dict[int, str]) -> dict[str, Any]:
+    """Where each bot's wait for its first match went, in seconds: from its submission's answer to the
+    scheduler's tick that created its table (the wake and the tick's start), to the enqueue after the commit
+    that released it (the tick, or the wait for its opponents' room), to a worker taking the job from the
+    queue (the wait for a free worker), to the claim that starts the match (``Match.started_at``)."""
+    from redis import Redis
+    from rq.exceptions import NoSuchJobError
+    from rq.job import Job
+
+    from arena.runtime.embedded import socket_path
+    from arena.runtime.queue import job_id
+
+    def seconds(moment: datetime | None) -> float | None:
+        if moment is None:
+            return None
+        return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+    with db.session(readonly=True) as session:
+        firsts = session.execute(select(MatchSeat.bot_id, Match.id, Match.created_at, Match.started_at)
+                                 .join(Match).where(MatchSeat.bot_id.in_(list(bots)), Match.started_at.is_not(None))
+                                 .order_by(Match.started_at)).all()
+    redis = Redis(unix_socket_path=str(socket_path(data_dir)))
+    enough = sorted(bots.values())[PLAYERS - 1]
+    out: dict[str, Any] = {}
+    for bot_id, match_id, created, started in firsts:
+        if names[bot_id] in out:
+            continue
+        try:
+            job = Job.fetch(job_id(match_id), connection=redis)
+            enqueued, dequeued = seconds(job.enqueued_at), seconds(job.started_at)
+        except NoSuchJobError:
+            enqueued = dequeued = None
+        marks = [max(bots[bot_id], enough), seconds(created), enqueued, dequeued, seconds(started)]
+        out[names[bot_id]] = [None if a is None or b is None else round(b - a, 3)
+                              for a, b in pairwise(marks)]
+    redis.close()
+    return out
+
+
 def _audit(db: Database) -> dict[str, Any]:
     """Every ladder match scheduled: finished or cancelled exactly once."""
     with db.session(readonly=True) as session:
@@ -188,6 +228,7 @@ def run(workers: int, timeout_s: float, kill_after_s: float) -> dict[str, Any]:
                 time.sleep(1.0)
             figures["first_match_s"] = {names[b]: round(s, 3) for b, s in _first_starts(db, submitted).items()}
             figures["first_match_max_s"] = max(figures["first_match_s"].values(), default=None)
+            figures["first_match_stages_s"] = _stages(db, Path(folder), submitted, names)
             figures["all_rated_s"] = None if all_rated_s is None else round(all_rated_s, 1)
             figures["weak_last_and_apart_s"] = None if apart_s is None else round(apart_s, 1)
             figures["killed_scheduler_and_worker_at_s"] = None if killed_at is None else round(killed_at, 1)
@@ -229,7 +270,7 @@ def verdict(figures: dict[str, Any]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--workers", type=int, default=2, help="as arena up's default")
+    parser.add_argument("--workers", type=int, default=3, help="as arena up's default")
     parser.add_argument("--timeout", type=float, default=600, help="seconds for the weak bot to separate")
     parser.add_argument("--kill-after", type=float, default=45,
                         help="kill -9 of the scheduler and a worker once every bot is rated, or after this")
@@ -243,6 +284,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"submission (health check included) took: {figures['submission_s']} s")
         print(f"first match after submission: max {figures['first_match_max_s']} s  {figures['first_match_s']}")
+        print("first match, by stage (s): answer->tick created its table, ->enqueued (tick; opponents' room), "
+              "->worker took it (a free worker), ->claimed")
+        for name, stages in figures["first_match_stages_s"].items():
+            print(f"   {name:14} {stages}")
         print(f"every bot rated after: {figures['all_rated_s']} s")
         print(f"kill -9 of the ladder scheduler and a worker at: {figures['killed_scheduler_and_worker_at_s']} s")
         print(f"weak bot last, interval apart from the best bot's, after: {figures['weak_last_and_apart_s']} s")

@@ -20,7 +20,6 @@ from arena.domain.ladder_planner import (
     choose_tables,
     ladder_settled,
     pair_key,
-    settled_width,
     share_slots,
 )
 from arena.ratings.bradley_terry import BASE_ELO, DEFAULT_PRIOR_SD, ELO_PER_LOGIT
@@ -114,7 +113,7 @@ class Board:
                 out.append(Entrant(bot, BASE_ELO, BASE_ELO - wide, BASE_ELO + wide, 1, n, 0, True, free(bot)))
             else:
                 out.append(Entrant(bot, row.elo, row.elo_low, row.elo_high, row.rank_low, row.rank_high, row.games,
-                                   is_provisional(row.elo_low, row.elo_high), free(bot)))
+                                   is_provisional(row.elo_low, row.elo_high), free(bot), row.los_next))
         return out
 
     def recent_pairs(self) -> Counter[tuple[int, int]]:
@@ -140,13 +139,12 @@ class Board:
 
 def planner(board: Board, players: int, slots: int, rng: random.Random,
             free: Callable[[int], int] = lambda _bot: 1) -> list[Table]:
-    """The planner as the runtime calls it, with the settled board's hysteresis (``settled_width``)."""
+    """The planner as the runtime calls it, with the settled ladder's hysteresis (``was_settled``)."""
     entrants = board.entrants(free)
     board.was_settled = bool(board.rows) and ladder_settled(entrants, board.was_settled)
-    width = settled_width(board.was_settled)
-    if board_settled(entrants, width):
+    if board_settled(entrants, board.was_settled):
         slots = min(slots, MAINTENANCE_SLOTS)  # the runtime's maintenance rate, in rounds
-    return choose_tables(entrants, players, slots, board.recent_pairs(), rng, width)
+    return choose_tables(entrants, players, slots, board.recent_pairs(), rng, board.was_settled)
 
 
 def random_tables(board: Board, players: int, slots: int, rng: random.Random,
@@ -172,10 +170,11 @@ def play_round(board: Board, scheduler: Scheduler, slots: int, rng: random.Rando
 
 
 def matches_to_tau(bots: int, players: int, scheduler: Scheduler, seed: int, goal: float = 0.9,
-                   limit: int = 20_000) -> tuple[int, int]:
+                   limit: int = 20_000, stream: int = 0) -> tuple[int, int]:
     """Benchmark 1: matches until the fitted order's Kendall tau with the truth first reaches ``goal``
-    (checked after every refit), and the refits it took; ``limit`` if never."""
-    rng = random.Random(seed)
+    (checked after every refit), and the refits it took; ``limit`` if never. ``stream`` > 0: the same
+    strengths, other results (another draw of the play and the schedulers' randomness)."""
+    rng = random.Random(seed if stream == 0 else seed * 1_000_003 + stream)
     board = Board(strengths(bots, random.Random(seed * 7919)), players)
     while board.matches < limit:
         fitted = board.fitted_at

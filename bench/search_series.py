@@ -50,7 +50,10 @@ def series_score(game_name: str, players: int, seeds: list[int] | tuple[int, ...
                                "decision": game.decision(state, s), "legal_actions": game.legal_actions(state, s),
                                "deadline_ms": 1000}
                     if s == seat:
-                        budget = budget_for(request, max_iterations=iterations or None)
+                        # with an iteration cap, only the cap binds: a clock that also did made the
+                        # series depend on the machine's load (it lost 2 of 4 on a loaded CI run)
+                        timed = {**request, "deadline_ms": 3_600_000} if iterations else request
+                        budget = budget_for(timed, max_iterations=iterations or None)
                         actions[s] = SEARCHES[game_name](request, rngs[s], budget, None)
                     elif kinds[s] == "h":
                         actions[s] = STRATEGIES[game_name](request, rngs[s])

@@ -2,12 +2,14 @@
 
 ``start_call`` hands the request to a worker thread and returns at once, so the referee can ask
 several seats concurrently; ``PendingCall.wait`` returns by the call's deadline whatever the bot does
-(silent, slow, dripping, huge, garbage): nothing a bot sends raises out of here.
+(silent, slow, dripping, huge, garbage): nothing a bot sends raises out of here. That path opens new
+connections (and carries TLS); calls on a kept-alive plain connection go through ``referee.multiplex``,
+which shares this module's judgement of an answer (``status_fault``, ``complete_reply``) and its
+wording of every fault (``timeout_fault``, ``too_large``, ``connection_message``...).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import http.client
 import json
 import threading
@@ -46,6 +48,11 @@ class Reply:
     headers_ms: float | None = None  # when the status line and headers were in (Nagle stalls show here)
     body_bytes: int | None = None
 
+    def with_headers_ms(self, headers_ms: float) -> Reply:
+        """This reply with ``headers_ms`` set (``dataclasses.replace`` costs several times more: once per
+        call on the hot path)."""
+        return Reply(self.data, self.latency_ms, self.fault, self.status, headers_ms, self.body_bytes)
+
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
@@ -54,9 +61,30 @@ def _reject_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)  # what json.loads would build for every answer
 
 
+MAX_DEPTH = 32  # an answer's deepest legitimate nesting is a few levels (a Pajarracos action: 3)
+
+
 def parse_json(body: bytes) -> Any:
-    """Strict JSON: no NaN/Infinity; deep nesting and giant numbers are errors, not crashes."""
-    return _DECODER.decode(body.decode("utf-8"))
+    """Strict JSON: no NaN/Infinity; deep nesting and giant numbers are errors, not crashes. Nesting
+    deeper than ``MAX_DEPTH`` is refused here (ValueError): the parser takes ~1,000 levels on the fresh
+    stack of the thread that reads an answer, and quoting such a value on the referee's deeper stack
+    (a fault's excerpt) raised RecursionError and crashed the match."""
+    value = _DECODER.decode(body.decode("utf-8"))
+    if body.count(b"[") + body.count(b"{") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
+        raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
+    return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests lists and objects more than ``limit`` deep (walked without recursion)."""
+    stack = [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
 
 
 class BotClient:
@@ -81,6 +109,14 @@ class BotClient:
     def close(self) -> None:
         self.tracker.abort()
         self.session.close()
+
+    def hold(self) -> bool:
+        """Take this seat's connection for a call made elsewhere (``referee.multiplex``); False when a
+        call still holds it."""
+        return self._busy.acquire(blocking=False)
+
+    def unhold(self) -> None:
+        self._busy.release()
 
     def start_call(
         self, pool: Executor, method: str, path: str, body: bytes | None, headers: dict[str, str], budget_s: float,
@@ -114,13 +150,13 @@ class BotClient:
             try:
                 return self._exchange(method, path, body, headers, t0, deadline, empty_ok)
             except Exception as exc:  # the last line of defence: a bot can never crash the referee
-                return _fault(FaultKind.CONNECTION, f"unexpected failure: {exc!r}", t0)
+                return unexpected_fault(exc, t0)
 
     def _exchange(self, method: str, path: str, body: bytes | None, headers: dict[str, str], t0: float,
                   deadline: float, empty_ok: bool) -> Reply:
         remaining = deadline - t0
         if remaining <= 0:
-            return _fault(FaultKind.TIMEOUT, "no time left for this call", t0)
+            return no_time_fault(t0)
         try:
             response = self.session.request(method, path, body, headers, remaining)
         except UnsafeURL as exc:
@@ -128,12 +164,12 @@ class BotClient:
         except ResolveTimeout:
             return _fault(FaultKind.TIMEOUT, "name resolution of the bot's host did not finish in time", t0)
         except Exception as exc:  # OSError, http.client.HTTPException and whatever a bad answer raises
-            return self._network_fault(exc, t0, deadline)
+            return self.network_fault(exc, t0, deadline)
         headers_ms = (time.perf_counter() - t0) * 1000
         complete = False
         try:
             reply, complete = self._read(response, t0, deadline, empty_ok)
-            return dataclasses.replace(reply, headers_ms=headers_ms)
+            return reply.with_headers_ms(headers_ms)
         finally:
             self.session.release(response, complete)
 
@@ -143,43 +179,30 @@ class BotClient:
         status = response.status
         try:
             if not 200 <= status < 300:
-                head = response.read(200) if status < 300 or status >= 400 else b""
-                location = response.getheader("Location")
-                note = f" (redirect to {location!r} not followed)" if location else ""
+                try:
+                    head = response.read(200) if status < 300 or status >= 400 else b""
+                except http.client.IncompleteRead as exc:  # a status fault all the same, as on the other path
+                    return status_fault(status, response.getheader("Location"), t0, exc.partial), False
                 # kept when that read the whole (small) answer: a 401 or 409 need not cost a new connection
-                return _fault(FaultKind.HTTP_STATUS, f"HTTP {status}{note}", t0, head, status), True
+                return status_fault(status, response.getheader("Location"), t0, head), True
             declared = response.getheader("Content-Length")
             if declared is not None and declared.isdigit() and int(declared) > self.max_response_bytes:
-                return _fault(FaultKind.TOO_LARGE, f"declared {declared} bytes, cap {self.max_response_bytes}",
-                              t0, status=status), False
+                return declared_too_large(declared, self.max_response_bytes, t0, status), False
             data = bytearray()
             while chunk := response.read(CHUNK):
                 data += chunk
                 if len(data) > self.max_response_bytes:
-                    return _fault(FaultKind.TOO_LARGE, f"more than {self.max_response_bytes} bytes", t0,
-                                  bytes(data[:200]), status), False
+                    return too_large(self.max_response_bytes, t0, bytes(data[:200]), status), False
             if response.length:  # http.client returns a body cut short by EOF without complaint
                 raise http.client.IncompleteRead(bytes(data[:200]), response.length)
         except Exception as exc:  # OSError, http.client.HTTPException (IncompleteRead, bad chunks, ...)
-            return self._network_fault(exc, t0, deadline), False
-        latency_ms = (time.perf_counter() - t0) * 1000
-        if time.perf_counter() > deadline:
-            return Reply(None, latency_ms, Fault(FaultKind.TIMEOUT, "answer completed after the deadline",
-                                                 latency_ms, excerpt(bytes(data))), status), False
-        if empty_ok and not data.strip():
-            return Reply(None, latency_ms, None, status, body_bytes=len(data)), True
-        try:
-            parsed = parse_json(bytes(data))
-        except (ValueError, RecursionError) as exc:
-            return Reply(None, latency_ms, Fault(FaultKind.BAD_JSON, f"not JSON: {exc}"[:300], latency_ms,
-                                                 excerpt(bytes(data))), status), True
-        return Reply(parsed, latency_ms, None, status, body_bytes=len(data)), True
+            return self.network_fault(exc, t0, deadline), False
+        return complete_reply(status, data, t0, deadline, empty_ok)
 
-    def _network_fault(self, exc: BaseException, t0: float, deadline: float) -> Reply:
+    def network_fault(self, exc: BaseException, t0: float, deadline: float) -> Reply:
         if time.perf_counter() >= deadline or isinstance(exc, TimeoutError):
-            return _fault(FaultKind.TIMEOUT, "no complete answer before the deadline", t0)
-        # Name the bot's host as urllib3's messages did (the arena blanks it before anything is shown).
-        return _fault(FaultKind.CONNECTION, _short(exc, f" (talking to {self.session.host_header})"), t0)
+            return timeout_fault(t0)
+        return _fault(FaultKind.CONNECTION, connection_message(exc, self.session.host_header), t0)
 
 
 class PendingCall:
@@ -197,13 +220,68 @@ class PendingCall:
         except FutureTimeout:
             self.client.tracker.abort()
             self.future.cancel()
-            return _fault(FaultKind.TIMEOUT, "no complete answer before the deadline", self.started)
+            return timeout_fault(self.started)
 
 
 def _fault(kind: FaultKind, message: str, t0: float, evidence: bytes | None = None,
            status: int | None = None) -> Reply:
     latency_ms = (time.perf_counter() - t0) * 1000
     return Reply(None, latency_ms, Fault(kind, message, latency_ms, excerpt(evidence)), status)
+
+
+# One wording per fault, for both transport paths (this module's threads and ``referee.multiplex``): a bot's
+# owner reads the same message for the same misbehaviour whichever path carried the call.
+def timeout_fault(t0: float) -> Reply:
+    return _fault(FaultKind.TIMEOUT, "no complete answer before the deadline", t0)
+
+
+def no_time_fault(t0: float) -> Reply:
+    return _fault(FaultKind.TIMEOUT, "no time left for this call", t0)
+
+
+def declared_too_large(declared: str, cap: int, t0: float, status: int) -> Reply:
+    return _fault(FaultKind.TOO_LARGE, f"declared {declared} bytes, cap {cap}", t0, status=status)
+
+
+def too_large(cap: int, t0: float, evidence: bytes, status: int) -> Reply:
+    return _fault(FaultKind.TOO_LARGE, f"more than {cap} bytes", t0, evidence, status)
+
+
+def unexpected_fault(exc: BaseException, t0: float) -> Reply:
+    return _fault(FaultKind.CONNECTION, f"unexpected failure: {exc!r}", t0)
+
+
+def connection_message(exc: BaseException, host: str) -> str:
+    """A connection fault in words, naming the bot's host as urllib3's messages did (the arena blanks it
+    before anything is shown). An answer cut short says how much was still due, never how much was read:
+    that count is the transport's (http.client's current read here, the last 200 bytes kept by
+    ``referee.http_wire``), so the two paths wrote 4096 and 200 for the same answer."""
+    if isinstance(exc, http.client.IncompleteRead):
+        due = f", {exc.expected} more bytes expected" if exc.expected else ""
+        return f"IncompleteRead: the connection closed in the middle of the answer{due} (talking to {host})"
+    return _short(exc, f" (talking to {host})")
+
+
+def status_fault(status: int, location: str | None, t0: float, head: bytes) -> Reply:
+    """A status other than 2xx: a fault, and a redirect is named, never followed."""
+    note = f" (redirect to {location!r} not followed)" if location else ""
+    return _fault(FaultKind.HTTP_STATUS, f"HTTP {status}{note}", t0, head, status)
+
+
+def complete_reply(status: int, data: bytearray, t0: float, deadline: float, empty_ok: bool) -> tuple[Reply, bool]:
+    """The reply for a complete 2xx body, and whether the connection may be kept."""
+    latency_ms = (time.perf_counter() - t0) * 1000
+    if time.perf_counter() > deadline:
+        return Reply(None, latency_ms, Fault(FaultKind.TIMEOUT, "answer completed after the deadline",
+                                             latency_ms, excerpt(bytes(data))), status), False
+    if empty_ok and not data.strip():
+        return Reply(None, latency_ms, None, status, body_bytes=len(data)), True
+    try:
+        parsed = parse_json(bytes(data))
+    except (ValueError, RecursionError) as exc:
+        return Reply(None, latency_ms, Fault(FaultKind.BAD_JSON, f"not JSON: {exc}"[:300], latency_ms,
+                                             excerpt(bytes(data))), status), True
+    return Reply(parsed, latency_ms, None, status, body_bytes=len(data)), True
 
 
 def _short(exc: BaseException, suffix: str = "") -> str:
@@ -222,34 +300,3 @@ class Call:
     headers: dict[str, str]
     budget_s: float
     empty_ok: bool = False  # an empty 2xx body is a fine answer (/start, /end)
-
-
-class Asker:
-    """Makes a batch of calls at once: a lone call runs in the caller's thread under the watchdog,
-    several run concurrently on the pool; either way every reply is back by its own deadline."""
-
-    def __init__(self, pool: Executor, watchdog: Watchdog) -> None:
-        self.pool = pool
-        self.watchdog = watchdog
-
-    def ask(self, calls: dict[int, Call]) -> dict[int, Reply]:
-        """The first call runs in this thread, the others on the pool; every call is cut by the
-        watchdog at its own deadline, whichever thread carries it."""
-        if not calls:
-            return {}
-        (first, lead), *rest = calls.items()
-        pending = {}
-        armed = []
-        try:
-            for seat, c in rest:
-                call = c.client.start_call(self.pool, c.method, c.path, c.body, c.headers, c.budget_s, c.empty_ok)
-                armed.append(self.watchdog.arm(call.deadline, c.client.tracker))
-                pending[seat] = call
-            replies = {first: lead.client.call(self.watchdog, lead.method, lead.path, lead.body, lead.headers,
-                                               lead.budget_s, lead.empty_ok)}
-            for seat, call in pending.items():
-                replies[seat] = call.wait()
-        finally:
-            for entry in armed:
-                self.watchdog.disarm(entry)
-        return {seat: replies[seat] for seat in calls}

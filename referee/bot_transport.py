@@ -26,9 +26,11 @@ from __future__ import annotations
 import contextlib
 import http.client
 import ipaddress
+import re
 import select
 import socket
 import ssl
+import struct
 import threading
 from collections.abc import Callable
 from urllib.parse import urlsplit
@@ -105,8 +107,18 @@ class ConnectionTracker:
         with self._lock:
             sock = self._active
         if sock is not None:
+            discard_on_close(sock)
             with contextlib.suppress(OSError):  # already closed: nothing left to cut
                 sock.shutdown(socket.SHUT_RDWR)
+
+
+def discard_on_close(sock: socket.socket) -> None:
+    """A connection given up on (its call timed out or failed) is reset when closed, and the kernel drops
+    what it has not yet delivered of the request. Closed gracefully, it kept retransmitting: a turn sent
+    over a link that was cut reached the bot when the link healed, seconds after the match had been
+    played elsewhere and recorded (the cluster test's worker partition)."""
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
 
 class ResolveFailed(OSError):
@@ -139,10 +151,27 @@ def guarded_socket(host: str, port: int, timeout_s: float, guard: AddressGuard |
         raise ResolveFailed(f"{host!r} resolved to no address")
     if guard is not None:
         for address in addresses:
-            guard(address, port)  # raises UnsafeURL before any connection is attempted
+            try:
+                guard(address, port)  # raises UnsafeURL before any connection is attempted
+            except UnsafeURL as exc:
+                if literal is not None:
+                    raise
+                raise UnsafeURL(_named_refusal(str(exc), host, address)) from None
     sock = socket.create_connection((addresses[0], port), timeout_s)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return sock
+
+
+_IPV4 = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
+
+
+def _named_refusal(message: str, host: str, address: str) -> str:
+    """The guard's refusal of a host *name*, without the address it resolved to: whoever submits a URL
+    reads the refusal, and naming the address let any account map the arena's internal names (``web``,
+    ``redis``) to their addresses. The kind of refusal (private, deny list, ...) stays, so an author whose
+    name resolves wrongly still learns why."""
+    message = message.replace(f"refused to contact {address}", f"refused to contact {host}")
+    return _IPV4.sub("its address", message.replace(address, "its address"))
 
 
 def _dropped(sock: socket.socket) -> bool:
@@ -158,6 +187,40 @@ def _line(text: str) -> str:
     if "\r" in text or "\n" in text:
         raise ValueError("line breaks are not allowed in a request line or header")
     return text
+
+
+class _LastLine:
+    """The response's reader while its head is read, remembering the last line it gave."""
+
+    def __init__(self, fp) -> None:  # type: ignore[no-untyped-def]
+        self.fp, self.last = fp, None
+
+    def readline(self, limit: int = -1) -> bytes:
+        self.last = self.fp.readline(limit)
+        return self.last
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self.fp, name)
+
+
+class WholeHeadResponse(http.client.HTTPResponse):
+    """``http.client``'s response, except that a head the bot cut short (the connection closed before the
+    blank line that ends it) is an ``IncompleteRead``: http.client takes the end of the stream for the end
+    of the head, and the empty body that followed made it a ``bad_json`` fault here while
+    ``referee.http_wire`` (the multiplexed path) said the connection closed in the middle of the answer."""
+
+    def begin(self) -> None:
+        fp = self.fp
+        watch = _LastLine(fp)
+        self.fp = watch
+        try:
+            super().begin()
+        finally:
+            if self.fp is watch:  # (begin may have closed it: None)
+                self.fp = fp
+        if watch.last == b"":
+            self.close()
+            raise http.client.IncompleteRead(b"")
 
 
 class BotConnection:
@@ -199,12 +262,7 @@ class BotConnection:
                 timeout_s: float) -> http.client.HTTPResponse:
         """Send the request and read the status line and headers; the body is left to the caller, who
         hands the response back to ``release``. Any failure closes the connection and raises."""
-        lines = [_line(f"{method} {self.prefix}{path} HTTP/1.1"), f"Host: {self.host_header}",
-                 f"User-Agent: {self.user_agent}"]
-        lines += [_line(f"{name}: {value}") for name, value in headers.items()]
-        if body is not None or method in ("POST", "PUT"):
-            lines.append(f"Content-Length: {len(body or b'')}")
-        message = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (body or b"")
+        message = self.message(method, path, body, headers)
         sock = self._sock
         if sock is not None and _dropped(sock):
             self.close()
@@ -217,23 +275,40 @@ class BotConnection:
                 sock.settimeout(timeout_s)
             self.tracker.started(sock)
             sock.sendall(message)
-            response = http.client.HTTPResponse(sock, method=method)
+            response = WholeHeadResponse(sock, method=method)
             response.begin()
             return response
         except BaseException:
-            self.close()
+            self.close(abandon=True)
             raise
+
+    def message(self, method: str, path: str, body: bytes | None, headers: dict[str, str]) -> bytes:
+        """The whole request, head and body, to be written at once."""
+        lines = [_line(f"{method} {self.prefix}{path} HTTP/1.1"), f"Host: {self.host_header}",
+                 f"User-Agent: {self.user_agent}"]
+        lines += [_line(f"{name}: {value}") for name, value in headers.items()]
+        if body is not None or method in ("POST", "PUT"):
+            lines.append(f"Content-Length: {len(body or b'')}")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (body or b"")
+
+    def kept_socket(self) -> socket.socket | None:
+        """The kept-alive plain-TCP socket, if there is one (not checked for a close by the bot: the
+        caller polls it). TLS connections are left to ``request``."""
+        return None if self.tls else self._sock
 
     def release(self, response: http.client.HTTPResponse, complete: bool) -> None:
         """Keep the connection only after a complete answer the bot did not ask to close."""
         reusable = complete and not response.will_close and response.isclosed()
         response.close()
         if not reusable:
-            self.close()
+            self.close(abandon=not complete)
 
-    def close(self) -> None:
+    def close(self, abandon: bool = False) -> None:
+        """``abandon``: the exchange failed, so nothing still queued for the bot may reach it later."""
         sock, self._sock = self._sock, None
         if sock is not None:
+            if abandon:
+                discard_on_close(sock)
             sock.close()
 
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from referee import protocol
-from referee.bot_client import Asker, BotClient, Call, Reply
+from referee.asker import Asker
+from referee.bot_client import BotClient, Call, Reply
 from referee.check_report import CheckReport, Status, fault_detail, fault_fix
 from referee.faults import FaultKind
 from referee.games import get_game

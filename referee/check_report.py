@@ -67,8 +67,13 @@ class CheckReport:
         counts = {status: sum(item.status == status for item in self.items) for status in Status}
         verdict = "the bot is ready to play" if self.ok else "the bot would fault in a match"
         summary = (f"{counts[Status.PASS]} passed, {counts[Status.FAIL]} failed, {counts[Status.WARN]} warnings, "
-                   f"{counts[Status.SKIP]} skipped in {self.elapsed_s:.1f} s: {verdict}")
+                   f"{counts[Status.SKIP]} skipped in {_seconds(self.elapsed_s)}: {verdict}")
         return "\n".join([*(item.line() for item in self.items), summary])
+
+
+def _seconds(elapsed_s: float) -> str:
+    """A fast bot is checked in hundredths of a second: "0.0 s" read as if nothing had been checked."""
+    return f"{elapsed_s:.1f} s" if elapsed_s >= 1 else f"{elapsed_s * 1000:.0f} ms"
 
 
 _STATUS_FIXES = {

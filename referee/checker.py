@@ -14,15 +14,18 @@ import statistics
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import jsonschema
 
 from referee import protocol
-from referee.bot_client import Asker, BotClient
+from referee.asker import Asker
+from referee.bot_client import BotClient
 from referee.bot_transport import AddressGuard, Resolver, resolve
 from referee.check_episode import ASKS_PER_KIND, Budget, run_episode
 from referee.check_report import CheckReport, Status, fault_detail, fault_fix
 from referee.errors import UnsafeURL
+from referee.faults import printable
 from referee.games import GAMES
 from referee.protocol import TimeControls
 from referee.watchdog import Watchdog
@@ -102,7 +105,7 @@ def _identity(client: BotClient, watchdog: Watchdog, identity_ms: int, tc: TimeC
                    'answer {"apiversion": "1", "name": ..., "author": ..., "version": ..., "games": [...]} '
                    "(referee/schemas/bot_info.json)")
         return None
-    report.info = dict(reply.data)
+    report.info = _displayable(reply.data)
     games = list(reply.data["games"])
     report.add("GET /", Status.PASS, f"protocol {reply.data['apiversion']}, {len(games)} games declared, "
                                      f"{reply.latency_ms:.1f} ms")
@@ -172,3 +175,16 @@ def _nagle(report: CheckReport, replies: list) -> None:
                    "on the socket: each split answer waits for a delayed ACK (40 ms)")
     else:
         report.add("nagle", Status.PASS, "headers and body arrive together")
+
+
+def _displayable(value: Any) -> Any:
+    """The bot's self-description with every text made printable (``faults.printable``): it is stored and
+    shown on the bot's page, and a lone surrogate in ``author`` (valid JSON, no valid UTF-8) made that
+    page a 500; a NUL is refused by PostgreSQL's text."""
+    if isinstance(value, str):
+        return printable(value, len(value))
+    if isinstance(value, list):
+        return [_displayable(item) for item in value]
+    if isinstance(value, dict):
+        return {_displayable(key): _displayable(item) for key, item in value.items()}
+    return value

@@ -30,6 +30,13 @@ class Fault:
     latency_ms: float
     excerpt: str = ""
 
+    def __post_init__(self) -> None:
+        # Part of a message may be the bot's (the status line http.client refused, a wrong "turn" quoted):
+        # printable, as an excerpt is (not cut here: the bot's host at its end must stay whole to be
+        # blanked). Regression: a NUL in a status line reached the faults table, which PostgreSQL refuses,
+        # and the match could not be recorded.
+        object.__setattr__(self, "message", printable(self.message.strip(), len(self.message)))
+
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["kind"] = str(self.kind)
@@ -41,6 +48,11 @@ def excerpt(data: bytes | str | None) -> str:
     """A short, printable excerpt of what a bot sent."""
     if data is None:
         return ""
-    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
-    text = "".join(ch if ch.isprintable() else "\ufffd" for ch in text[: EXCERPT_CHARS + 1])
-    return text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…"
+    return printable(data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data, EXCERPT_CHARS)
+
+
+def printable(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, every character that does not print (NUL, a line break, a
+    lone surrogate) shown as U+FFFD."""
+    text = "".join(ch if ch.isprintable() else "\ufffd" for ch in text[: limit + 1])
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -7,7 +7,6 @@ the hex HMAC-SHA256 of the exact body bytes under the bot's secret). See docs/pr
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
 from dataclasses import dataclass
@@ -60,8 +59,10 @@ def encode(body: dict[str, Any]) -> bytes:
 
 
 def sign(secret: str, body: bytes) -> str:
-    """The ``X-Arena-Signature`` value for ``body``."""
-    return "sha256=" + hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+    """The ``X-Arena-Signature`` value for ``body``. ``hmac.digest`` is OpenSSL's one-shot HMAC: the
+    same bytes as ``hmac.new(...).hexdigest()`` without building two hash objects in Python (once per
+    call on the referee's hot path)."""
+    return "sha256=" + hmac.digest(secret.encode("utf-8"), body, "sha256").hex()
 
 
 def verify_signature(secret: str, body: bytes, header: str | None) -> bool:

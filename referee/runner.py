@@ -16,7 +16,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from referee import commitments, protocol
-from referee.bot_client import Asker, BotClient, Call, Reply
+from referee.asker import Asker
+from referee.bot_client import BotClient, Call, Reply
 from referee.bot_transport import AddressGuard, Resolver, resolve
 from referee.call_pool import shared_pool
 from referee.errors import RulesError, UnsafeURL
@@ -168,9 +169,10 @@ def _step(game: Game, state: Any, seats: list[Seat], asker: Asker, match_id: str
     acting = sorted(game.to_act(state))
     asked: dict[int, tuple[str, dict, list]] = {}
     calls: dict[int, Call] = {}
+    views = game.views(state, acting)
     for index in acting:
         seat = seats[index]
-        decision, view, legal = game.decision(state, index), game.view(state, index), game.legal_actions(state, index)
+        decision, view, legal = game.decision(state, index), views[index], game.legal_actions(state, index)
         asked[index] = (decision, view, legal)
         if not seat.forfeited and seat.client is not None:
             body = protocol.encode(protocol.act_body(
@@ -192,7 +194,7 @@ def _step(game: Game, state: Any, seats: list[Seat], asker: Asker, match_id: str
             record["forfeited"] = True
         else:
             latency = reply.latency_ms
-            action, fault = vet_action(game, state, index, turn, reply)
+            action, fault = vet_action(game, state, index, turn, reply, legal)
             _spend(seat, latency, tc)
             seat.last_latency_ms = latency
             seat.used_ms += latency
@@ -212,8 +214,10 @@ def _step(game: Game, state: Any, seats: list[Seat], asker: Asker, match_id: str
     return decisions, actions
 
 
-def vet_action(game: Game, state: Any, seat: int, turn: int, reply: Reply) -> tuple[Any, Fault | None]:
-    """The bot's action as the engine's own legal value, or the fault that rules it out."""
+def vet_action(game: Game, state: Any, seat: int, turn: int, reply: Reply,
+               legal: list[Any] | None = None) -> tuple[Any, Fault | None]:
+    """The bot's action as the engine's own legal value, or the fault that rules it out (``legal``: the
+    seat's legal actions, when the caller listed them already)."""
     if reply.fault is not None:
         return None, reply.fault
     data, latency = reply.data, reply.latency_ms
@@ -221,10 +225,10 @@ def vet_action(game: Game, state: Any, seat: int, turn: int, reply: Reply) -> tu
         return None, Fault(FaultKind.WRONG_SHAPE, 'expected a JSON object {"action": ...}', latency,
                            _excerpt(data))
     if "turn" in data and data["turn"] != turn:
-        return None, Fault(FaultKind.WRONG_TURN, f"answered turn {data['turn']!r} when asked turn {turn}",
-                           latency, _excerpt(data))
+        return None, Fault(FaultKind.WRONG_TURN, f"answered turn {excerpt(repr(data['turn']))} when asked turn {turn}",
+                           latency, _excerpt(data))  # the bot's value, cut as an excerpt is
     try:
-        return game.canonical_action(state, seat, data["action"]), None
+        return game.canonical_action(state, seat, data["action"], legal), None
     except RulesError as exc:
         return None, Fault(FaultKind.ILLEGAL, str(exc)[:300], latency, _excerpt(data["action"]))
     except Exception as exc:  # a game's check must never let a bot crash the match

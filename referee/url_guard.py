@@ -59,7 +59,7 @@ def address_problem(address: str, allow_loopback: bool, allowed_networks: Networ
     for net in allowed_networks:
         if ip.version == net.version and ip in net:
             if _infrastructure(ip, net):
-                return f"{address} is the network, gateway or broadcast address of the trusted network {net}"
+                return f"{address} is the network, gateway or broadcast address of a trusted network"
             return None
     if isinstance(ip, ipaddress.IPv6Address):
         inner = _embedded_ipv4(ip)

@@ -15,6 +15,7 @@ from typing import Any
 
 from sample_bots import pajarracos_strategy, piranha_strategy
 from sample_bots.sdk import Bot, run
+from sample_bots.seeding import decision_rng
 
 Strategy = Callable[[dict[str, Any], random.Random], Any]
 
@@ -26,10 +27,18 @@ STRATEGIES: dict[str, Strategy] = {
 }
 
 
-def make_bot(seed: int | None = None) -> Bot:
-    rng = random.Random(seed)
+def make_bot(seed: int | None = None, blunders: float = 0.0) -> Bot:
+    """``seed``: the strategies' tie-breaks follow from it and the request alone (``decision_rng``), so a
+    seeded bot plays the same matches the same way however many it plays at once. ``blunders``: the share
+    of decisions answered with a uniformly random legal action instead, for bots of graded strength between
+    the heuristic and random (``arena demo``'s population, whose ranks must be told apart)."""
+    if not 0.0 <= blunders <= 1.0:
+        raise ValueError(f"blunders is a share of decisions, not {blunders}")
 
     def act(request: dict[str, Any]) -> Any:
+        rng = decision_rng(seed, request)
+        if blunders and rng.random() < blunders:
+            return rng.choice(request["legal_actions"])
         return STRATEGIES[request["game"]](request, rng)
 
     return Bot(name="heuristic", author="arena", version="1", games=sorted(STRATEGIES), act=act)

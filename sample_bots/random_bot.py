@@ -5,18 +5,19 @@
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 from referee.games import GAMES
 from sample_bots.sdk import Bot, run
+from sample_bots.seeding import decision_rng
 
 
 def make_bot(seed: int | None = None) -> Bot:
-    rng = random.Random(seed)
+    """``seed``: each decision's choice follows from it and the request alone (``decision_rng``), so a
+    seeded bot plays the same matches the same way however many it plays at once."""
 
     def act(request: dict[str, Any]) -> Any:
-        return rng.choice(request["legal_actions"])
+        return decision_rng(seed, request).choice(request["legal_actions"])
 
     return Bot(name="random", author="arena", version="1", games=sorted(GAMES), act=act)
 

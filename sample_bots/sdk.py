@@ -10,8 +10,10 @@
 The server speaks protocol v1 (docs/protocol.md): ``GET /`` identity, ``POST /start``, ``/act``,
 ``/end``. When a secret is configured (``--secret`` or ``ARENA_BOT_SECRET``) every POST must carry a
 valid ``X-Arena-Signature``, and an ``/act`` whose turn is not newer than the last one seen for that
-match and seat is refused as stale (HTTP 409). Headers and body leave in one write with Nagle off, so
-a kept-alive decision costs about a millisecond, not the 40 ms of a delayed-ACK stall.
+match and seat (or of a match that ended) is refused as stale (HTTP 409), and a body sent to another
+route than its own (the signature covers the body, not the path) gets 400. Headers and body leave in
+one write with Nagle off, so a kept-alive decision costs about a millisecond, not the 40 ms of a
+delayed-ACK stall.
 """
 
 from __future__ import annotations
@@ -30,6 +32,12 @@ from referee.protocol import API_VERSION, MATCH_HEADER, SIGNATURE_HEADER, TURN_H
 
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 Handler = Callable[[dict[str, Any]], Any]
+# What only each route's body carries (docs/protocol.md). The signature covers the body, not the path, so
+# a captured body posted to another route would pass it: an /act or /start body sent to /end made the
+# bot forget the match's turns, and every earlier turn could then be replayed. Checked with a secret, as
+# the turns are: without one, anybody may post anything anyway.
+ROUTE_KEYS = {"/start": "time_controls", "/act": "legal_actions", "/end": "result"}
+ENDED_KEPT = 4096  # ended matches remembered (their turns are refused): bounded memory
 
 
 @dataclass
@@ -41,29 +49,35 @@ class Bot:
     games: list[str]
     author: str = "anonymous"
     version: str = "1"
+    capacity: int = 2  # matches it serves at once (declared in GET /): the server is threaded
     on_start: Handler | None = None
     on_end: Handler | None = None
     secret: str | None = None
     _last_turn: dict[tuple[str, int], int] = field(default_factory=dict, repr=False)
+    _ended: dict[str, None] = field(default_factory=dict, repr=False)  # insertion order: oldest first
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def info(self) -> dict[str, Any]:
         return {"apiversion": API_VERSION, "name": self.name, "author": self.author, "version": self.version,
-                "games": list(self.games)}
+                "games": list(self.games), "capacity": self.capacity}
 
     def fresh_turn(self, match_id: str, seat: int, turn: int) -> bool:
         """True the first time a (match, seat) sees ``turn`` or a later one: older calls are stale."""
         with self._lock:
             key = (match_id, seat)
-            if turn <= self._last_turn.get(key, 0):
+            if match_id in self._ended or turn <= self._last_turn.get(key, 0):
                 return False
             self._last_turn[key] = turn
             return True
 
     def forget(self, match_id: str) -> None:
+        """The match ended: drop its turns, and refuse any turn of it from now on (a replay)."""
         with self._lock:
             for key in [k for k in self._last_turn if k[0] == match_id]:
                 del self._last_turn[key]
+            self._ended[match_id] = None
+            while len(self._ended) > ENDED_KEPT:
+                del self._ended[next(iter(self._ended))]
 
 
 class BotRequestHandler(BaseHTTPRequestHandler):
@@ -110,6 +124,11 @@ class BotRequestHandler(BaseHTTPRequestHandler):
             self._send(400, {"error": "match header does not match the body"})
             return
         route = self.path.rstrip("/")
+        others = [key for path, key in ROUTE_KEYS.items() if path != route]
+        if bot.secret and route in ROUTE_KEYS and (not isinstance(request, dict) or ROUTE_KEYS[route] not in request
+                                    or any(key in request for key in others)):
+            self._send(400, {"error": f"not a {route} body: the body is for another route"})
+            return
         if route == "/act":
             if bot.secret and (str(request.get("turn")) != self.headers.get(TURN_HEADER)
                                or not bot.fresh_turn(request["match_id"], request["seat"], request["turn"])):

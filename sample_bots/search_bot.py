@@ -20,6 +20,7 @@ from typing import Any
 from sample_bots import pajarracos_search, piranha_search
 from sample_bots.sdk import Bot, run
 from sample_bots.search_core import Budget, budget_for
+from sample_bots.seeding import decision_rng
 
 Search = Callable[[dict[str, Any], random.Random, Budget, Mapping[str, Any] | None], Any]
 
@@ -30,14 +31,6 @@ SEARCHES: dict[str, Search] = {
     "pajarracos": pajarracos_search.choose,
 }
 KEPT_MATCHES = 1000  # parameters of matches whose /end never came are forgotten, oldest first
-
-
-def decision_rng(seed: int | None, request: dict[str, Any]) -> random.Random:
-    """One stream per decision: with a seed, the same request gets the same answer whatever else the
-    bot is doing at the time (matches run concurrently); without one, fresh entropy."""
-    if seed is None:
-        return random.Random()
-    return random.Random(f"{seed}:{request.get('match_id')}:{request.get('seat')}:{request.get('turn')}")
 
 
 def act_with(request: dict[str, Any], rng: random.Random, started: float | None = None,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The cluster test by hand (as root): the arena on seven network namespaces of its own (db, web, w1-w3,
-# bots and the driver's drv, on one bridge, no route out), five partition scenarios, the invariants after
-# each, and everything torn down afterwards (tests/cluster/, docs/reliability.md).
+# bots and the driver's drv, on one bridge, no route out), five partition scenarios with a tournament and
+# the ladder running, the invariants after each, and everything torn down afterwards (tests/cluster/,
+# docs/reliability.md).
 #   bash scripts/cluster-test.sh                  # the scenarios, as pytest runs them in CI
 #   bash scripts/cluster-test.sh --throughput     # also matches per minute with 1, 2 and 3 worker hosts
 #   bash scripts/cluster-test.sh --scenarios worker_partition db_partition

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install the arena into .venv (first run only) and run `arena demo`: an embedded Redis, SQLite, two
-# workers, sample bots, a small round robin per game, the leaderboards, then the pages at
+# Install the arena into .venv (first run only) and run `arena demo`: an embedded Redis, SQLite, three
+# workers, sample bots placed by the ladder (live), the leaderboards, then the pages at
 # http://127.0.0.1:8000/ until Ctrl-C. Extra arguments go to `arena demo` (e.g. --port 8080, --exit).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -24,13 +24,17 @@ ensure_python() {
 }
 
 ensure_venv() {
-    # ensure_venv [EXTRA] : a .venv with the project installed (editable), plus an optional extra.
+    # ensure_venv [EXTRA] : a .venv with the project installed (editable), plus an optional extra. Installed
+    # again only when pyproject.toml is newer than the last install: the code is editable anyway, and every
+    # start of the demo printed pip's and setuptools' warnings above the arena's own lines.
     local extra="${1:-}"
     [ -x .venv/bin/python ] || python3 -m venv .venv
-    local spec="."
+    local spec="." stamp=".venv/.arena-installed${extra:+-$extra}"
     [ -n "$extra" ] && spec=".[$extra]"
+    [ -f "$stamp" ] && [ "$stamp" -nt pyproject.toml ] && return 0
     .venv/bin/python -m pip install -q --upgrade pip >/dev/null
     .venv/bin/python -m pip install -q -e "$spec"
+    touch "$stamp"
 }
 
 port_open() {

@@ -183,6 +183,17 @@ def close_each(req: Request, sock: socket.socket) -> None:
     sock.shutdown(socket.SHUT_RDWR)
 
 
+def nested(depth: int) -> Behaviour:
+    """Valid JSON nested ``depth`` deep, on a new connection every time (``Connection: close``): the
+    referee parses it on a thread of its own, with a fresh stack."""
+
+    def handler(req: Request, sock: socket.socket) -> None:
+        sock.sendall(http_response(200, b"[" * depth + b"]" * depth, "Connection: close\r\n"))
+        sock.shutdown(socket.SHUT_RDWR)
+
+    return handler
+
+
 class _Handler(socketserver.BaseRequestHandler):
     server: ZooServer
 

@@ -16,14 +16,36 @@ from arena.runtime import terminal
 from arena.services import bots as bot_service
 from arena.services import tournaments as tournament_service
 from arena.services.accounts import create_account
+from arena.services.ladders import board_label
 from arena.services.leaderboards import leaderboard, stale_boards
-from arena.storage.models import Account, Bot
+from arena.storage.models import Account, Bot, BotStatus
 from sample_bots import heuristic_bot, random_bot
 from sample_bots.sdk import BotServer, start_in_thread
 
-LADDER_MATCHES = 60  # per board, when its table has not settled before: enough for a readable table
+LADDER_WATCH_S = 600.0  # the ladder demo watches until every board has settled, or this long (per --cycles)
 DEMO_GAMES = (("piranha-pedro", "pp", 3), ("pajarracos", "pj", 3))
 KINDS = (("random", random_bot.make_bot), ("heuristic", heuristic_bot.make_bot))
+# The ladder demo's bots of each game, name suffix -> share of decisions played at random instead of by the
+# heuristic: strengths a step apart, so that the ladder can tell every two neighbours apart within minutes.
+# (Before: two random and two heuristic bots per game. Identical bots are never told apart, so only the tie
+# rule settles them, both intervals within 150 Elo; and the heuristic beats random so surely, some 650-900
+# Elo, that those results pin neither down: 800 matches per board in, neither board had settled.) Gaps
+# between neighbours on the settled boards of the runs of 2026-12-02 (docs/benchmarks.md, "The ladder demo"):
+# Pajarracos 200-300, 115-255 and 240-370 Elo (5 runs), Piranha Pedro 350-460, 180-200 and 170-230 (2 runs).
+# A 10 % bot was tried in Piranha Pedro: within 10-70 Elo of its neighbour in both runs, so left out.
+LADDER_BOTS = (("heuristic", 0.0), ("blunders-25", 0.25), ("blunders-50", 0.5), ("random", 1.0))
+
+
+def demo_bots(prefix: str) -> list[tuple[str, BotServer]]:
+    """The ladder demo's bots of one game, started: graded strengths (``LADDER_BOTS``), each seeded."""
+    return [(f"{prefix}-{suffix}", start_in_thread(random_bot.make_bot(number) if share == 1.0
+                                                   else heuristic_bot.make_bot(number, blunders=share)))
+            for number, (suffix, share) in enumerate(LADDER_BOTS, start=1)]
+
+
+def tournament_bots(prefix: str) -> list[tuple[str, BotServer]]:
+    """The tournament demo's bots of one game (``ARENA_LADDER=0``): two random and two heuristic bots."""
+    return [(f"{prefix}-{kind}-{number}", start_in_thread(make(number))) for kind, make in KINDS for number in (1, 2)]
 
 
 def _organizer(context: Context) -> int:
@@ -36,29 +58,38 @@ def _organizer(context: Context) -> int:
 
 
 def _register_bots(context: Context, owner_id: int) -> tuple[dict[str, list[int]], list[BotServer]]:
-    """Start two random and two heuristic bots per game and register (or re-point) them."""
+    """Start the demo's bots of every game and register (or re-point) them."""
     servers: list[BotServer] = []
     by_game: dict[str, list[int]] = {}
     for game, prefix, _seats in DEMO_GAMES:
-        for kind, make in KINDS:
-            for number in (1, 2):
-                server = start_in_thread(make(number))
-                servers.append(server)
-                name = f"{prefix}-{kind}-{number}"
-                with context.db.session(readonly=True) as session:  # health checks run outside transactions
-                    existing = session.execute(select(Bot.id, Bot.secret)
-                                               .where(Bot.owner_id == owner_id, Bot.name == name)).first()
-                if existing is None:
-                    data, secret = bot_service.submit_bot(context.db, owner_id, name, server.url, game,
-                                                          context.settings, context.health_check)
-                    bot_id = data["id"]
-                else:
-                    bot_id, secret = existing
-                    bot_service.change_bot(context.db, bot_id, owner_id, {"url": server.url, "status": "active"},
-                                           context.settings, context.health_check)
-                server.bot.secret = secret
-                by_game.setdefault(game, []).append(bot_id)
+        for name, server in (demo_bots(prefix) if context.settings.ladder else tournament_bots(prefix)):
+            servers.append(server)
+            with context.db.session(readonly=True) as session:  # health checks run outside transactions
+                existing = session.execute(select(Bot.id, Bot.secret)
+                                           .where(Bot.owner_id == owner_id, Bot.name == name)).first()
+            if existing is None:
+                data, secret = bot_service.submit_bot(context.db, owner_id, name, server.url, game,
+                                                      context.settings, context.health_check)
+                bot_id = data["id"]
+            else:
+                bot_id, secret = existing
+                bot_service.change_bot(context.db, bot_id, owner_id, {"url": server.url, "status": "active"},
+                                       context.settings, context.health_check)
+            server.bot.secret = secret
+            by_game.setdefault(game, []).append(bot_id)
+    _disable_others(context, owner_id, {b for ids in by_game.values() for b in ids})
     return by_game, servers
+
+
+def _disable_others(context: Context, owner_id: int, current: set[int]) -> None:
+    """The demo's bots of an earlier population on the same data folder (their servers died with that demo)
+    leave the ladder, instead of being seated until probation takes them off."""
+    with context.db.session(readonly=True) as session:
+        stale = session.scalars(select(Bot.id).where(Bot.owner_id == owner_id, Bot.status == BotStatus.ACTIVE,
+                                                     Bot.retired_at.is_(None), Bot.id.not_in(current))).all()
+    for bot_id in stale:
+        bot_service.change_bot(context.db, bot_id, owner_id, {"status": BotStatus.DISABLED}, context.settings,
+                               context.health_check)
 
 
 def start_spare_bots() -> list[tuple[str, BotServer]]:
@@ -94,8 +125,8 @@ def run_demo(context: Context, cycles: int = 1, address: str = "", timeout_s: fl
     """Returns the tournaments and the running bot servers (keep them while pages are served).
 
     With the ladder on (the default) there is no tournament: the bots are submitted and the ladder's
-    progress is shown live (``arena.cli.ladder_demo``) until every board has settled or played
-    ``LADDER_MATCHES`` * ``cycles`` matches. Returns early once ``should_stop()`` is true."""
+    progress is shown live (``arena.cli.ladder_demo``) until every board has settled or ``LADDER_WATCH_S`` *
+    ``cycles`` have passed, and the terminal is told which. Returns early once ``should_stop()`` is true."""
     owner_id = _organizer(context)
     by_game, servers = _register_bots(context, owner_id)
     spares = start_spare_bots()
@@ -104,8 +135,8 @@ def run_demo(context: Context, cycles: int = 1, address: str = "", timeout_s: fl
     if context.settings.ladder:
         if address:
             print(f"the ladder plays by itself: follow it at {address}ladders and {address}leaderboards/<game>")
-        watch_ladders(context, [(game, seats) for game, _prefix, seats in DEMO_GAMES], LADDER_MATCHES * cycles,
-                      timeout_s, should_stop)
+        watch_ladders(context, [(game, seats) for game, _prefix, seats in DEMO_GAMES], LADDER_WATCH_S * cycles,
+                      should_stop)
         if not should_stop():
             for game, _prefix, seats in DEMO_GAMES:
                 _print_leaderboard(context, game, seats)
@@ -164,11 +195,17 @@ def follow_tournament(context: Context, game: str, tournament_id: int, deadline:
 
 
 def _print_leaderboard(context: Context, game: str, players: int) -> None:
+    """The board as its page shows it: rank ranges, intervals, provisional bots marked ``*``."""
     with context.db.session() as session:
         board = leaderboard(session, game, players)
-    print(f"\n{game}, {players} players")
+    ladder = board.get("ladder") or {}
+    state = "" if not ladder else "  (settled)" if ladder.get("settled") else "  (still settling: the ladder plays on)"
+    print(f"\n{board_label(game, players)}{state}")
     print(f"{'rank':>7}  {'bot':24} {'Elo':>6}  {'95% interval':>15}  {'games':>5}")
     for e in board["entries"]:
         ranks = str(e["rank"]) if e["rank_low"] == e["rank_high"] else f"{e['rank_low']}-{e['rank_high']}"
+        mark = " *" if ladder and e.get("provisional") else ""
         print(f"{ranks:>7}  {e['name'][:24]:24} {e['elo']:>6.0f}  [{e['elo_low']:>5.0f}, {e['elo_high']:>5.0f}]"
-              f"  {e['games']:>5}")
+              f"  {e['games']:>5}{mark}")
+    if ladder and any(e.get("provisional") for e in board["entries"]):
+        print("  * provisional: its interval is still wider than the arena's threshold")

@@ -36,6 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                           help=f"{low}-{high}" + ("" if name == "time_limit_ms" else " or 'default'"))
     tune.set_defaults(func=cmd_tune)
     run = ladder_sub.add_parser("run", help="run a ladder scheduler (one is active at a time; needs ARENA_REDIS_URL)")
+    run.add_argument("--quiet-settling", action="store_true",
+                     help="log a board's settling instead of printing it (arena demo prints its own board lines)")
     run.set_defaults(func=cmd_run)
 
 
@@ -70,9 +72,11 @@ def _act(action: Callable[..., Any], *args: Any) -> int:
 
 
 def _line(data: dict[str, Any]) -> str:
+    from arena.services.ladders import board_label
+
     state = data["status"] + (f" ({data['paused_reason']})" if data["paused_reason"] else "")
     tuned = ", ".join(f"{k}={v}" for k, v in sorted(data["overrides"].items())) or "arena defaults"
-    return (f"#{data['id']} {data['game']}, {data['players']} players: {state}; "
+    return (f"#{data['id']} {board_label(data['game'], data['players'])}: {state}; "
             f"{'settled' if data['settled'] else 'placing/settling'}; {data['bots']} bot(s), "
             f"{data['provisional']} provisional; {data['matches_per_hour']} matches in the last hour, "
             f"{data['tables']} tables so far; {tuned}")
@@ -133,4 +137,4 @@ def cmd_run(args: argparse.Namespace) -> int:
     if context.queue is None:
         raise SystemExit("arena ladder run needs ARENA_REDIS_URL (arena up starts one for the embedded default)")
     watch_lifeline_from_env()  # started by arena up: die with it
-    return run_scheduler(context)
+    return run_scheduler(context, tell_settling=not args.quiet_settling)

@@ -29,7 +29,7 @@ def _play_all(game: str, jobs: Sequence[tuple[Any, list[BotSpec], int, dict]], t
         pending: dict[Future, Any] = {}
         queue = iter(jobs)
         for key, bots, seed, params in queue:
-            pending[pool.submit(play_match, game, bots, seed, params, tc)] = key
+            pending[pool.submit(play_match, game, bots, seed, params, tc, match_id=_match_id(seed, key))] = key
             if len(pending) >= workers:
                 break
         while pending:
@@ -40,7 +40,12 @@ def _play_all(game: str, jobs: Sequence[tuple[Any, list[BotSpec], int, dict]], t
                 nxt = next(queue, None)
                 if nxt is not None:
                     k, bots, seed, params = nxt
-                    pending[pool.submit(play_match, game, bots, seed, params, tc)] = k
+                    pending[pool.submit(play_match, game, bots, seed, params, tc, match_id=_match_id(seed, k))] = k
+
+
+def _match_id(seed: int, key: Any) -> str:
+    """The id the bots see: from the job alone, so seeded bots play a local run the same way every time."""
+    return f"local-{seed}-{key}"
 
 
 @dataclass

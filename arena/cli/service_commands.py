@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -21,7 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     _serve_options(demo)
     demo.add_argument("--exit", action="store_true", help="stop after printing the leaderboard")
     demo.add_argument("--cycles", type=int, default=1,
-                      help="round-robin cycles per tournament (ladder: 60 matches per board per cycle)")
+                      help="round-robin cycles per tournament (ARENA_LADDER=0); with the ladder, the demo "
+                           "watches until every board settles or 10 minutes per cycle have passed")
     demo.set_defaults(func=cmd_demo)
 
     worker = sub.add_parser("worker", help="run one match worker (needs ARENA_REDIS_URL)")
@@ -47,7 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _serve_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--workers", type=int, default=2, help="match worker processes to start")
+    parser.add_argument("--workers", type=int, default=3,  # the ladder keeps one free for placements
+                        help="match worker processes to start (the ladder leaves ARENA_LADDER_SPARE_WORKERS "
+                             "of them free for a new bot's first match)")
 
 
 def _settings() -> Settings:
@@ -77,7 +81,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from arena.runtime.stack import Stack
     from arena.runtime.terminal import say
 
-    stack = Stack(_settings(), args.workers, output=say)  # the workers' lines above the progress bars
+    # the terminal is for people: the ladder's placements and the boards, not a log line per match (the
+    # workers and the scheduler inherit it; ARENA_LOG_LEVEL=INFO shows those lines again)
+    os.environ.setdefault("ARENA_LOG_LEVEL", "WARNING")
+    # the workers' lines above the progress bars; the boards' settling is told by the demo's own lines
+    stack = Stack(_settings(), args.workers, output=say, scheduler_args=("--quiet-settling",))
     stack.install_signal_handlers()
     try:
         context = stack.start(args.host, args.port)

@@ -18,27 +18,34 @@ and pair variance ``s2 = sd_i^2 + sd_j^2``:
   are worth little.
 
 A pair's value is ``unsure * learn``, divided by ``(1 + met)^2`` where ``met`` counts how often the pair met
-lately (``recent``, plus tables chosen earlier in the same tick), so the same few pairs do not meet over and
-over; a little multiplicative jitter from ``rng`` breaks ties without favouring low ids. A table is worth
-the sum of its pairs' values.
+lately (``recent``), with a little multiplicative jitter from ``rng``. A bot's *need* is the sum of its pair
+values over the pool: its expected rank error, weighted by what play would still change.
 
-How tables are built, greedily, best first, each taking one free slot of each of its bots:
+How tables are built (measured in ``bench/ladder.py sim``; docs/benchmarks.md has the figures and the
+variants that lost):
 
-1. Placement: while a provisional bot with a free slot remains, the one with the fewest matches anchors the
-   next table; its opponents are added one by one, each the bot adding the most value to the table, where
-   an opponent's pair with the anchor also counts how well that opponent is known (``1 / (1 + I sd^2)``):
-   a new bot is placed against bots near its estimate whose own ratings are reliable, not against the other
-   newcomers.
-2. Otherwise the bot whose rank is most in doubt (the largest sum of its pair values over the bots with a
-   free slot: its expected rank error, weighted by what play would still change) anchors the next table,
-   filled the same way. Until the whole board has settled only unsettled bots (``board_settled`` of the bot
-   alone is false) anchor: settled bots play as their opponents but rest otherwise, instead of burning bot
-   time on tables that would change nothing; once everything has settled, every bot may anchor again and
-   the tables are marked "maintenance" (the runtime plays them at its maintenance rate).
+1. Who plays: the bots being placed (``placing``) first, then the bots whose rank is most in doubt.
+   Anchors are taken in that order, by need, largest first, each starting at most one table.
+2. Whom they meet: a Thompson draw. Every bot's strength is drawn once per tick from N(estimate, sd); an
+   anchor's opponents are the free bots whose draws lie nearest to its own, the distance measured in the
+   pair's sd (so an overlapping, uncertain pair is near), each meeting lately costing ``RECENT_COST`` and
+   (for a provisional anchor) another provisional bot costing ``NEWCOMER_COST``. While ratings are wide
+   the draws are nearly random, so early tables are random tables:
+   the long-range links that fix the whole order. As intervals narrow the tables close in on
+   near-equal opponents, where a result teaches the most, yet stay varied. Always meeting the nearest
+   bots is a trap: an oracle that seated every bot with its true neighbours needed 4 to 5 times random's
+   matches for Kendall tau 0.9 (the comparisons form a chain, and the error of a long-range difference
+   grows along it).
+3. Which bots may anchor: on a board still settling, the *unsettled* ones (``unsettled_bots``: the one
+   rule of ``arena.ratings.provisional``); settled bots play as opponents but rest otherwise. On a settled
+   ladder (``was_settled``) with a newcomer, only the bots being placed anchor: the arena spends its matches
+   on the newcomer's tables, not on re-opening the settled board. Once everything has settled every bot
+   may anchor, and the tables are marked "maintenance" (the runtime plays them at its maintenance rate).
 
-``board_settled`` says when no play would still move the table much (no provisional bot, every interval
-narrow or its rank resolved): the runtime then slows to a maintenance rate. ``share_slots`` splits a global
-budget of tables in flight between ladders (water-filling, see there).
+``board_settled`` and ``ladder_settled`` say when no play would still move the table much: one definition
+with the leaderboard's ``settled`` (``arena.ratings.provisional.is_settled``), with hysteresis for a ladder
+that has settled. ``share_slots`` splits a global budget of tables in flight between ladders
+(water-filling, see there).
 """
 
 from __future__ import annotations
@@ -51,12 +58,17 @@ from typing import TypeVar
 
 import numpy as np
 
+from arena.ratings.leaderboard import normal_los
+from arena.ratings.provisional import TIE_WIDTH_ELO, is_settled, unresolved_pairs, unsettled_places
+
 ELO_PER_LOGIT = 400.0 / math.log(10.0)
 Z95 = 1.959963984540054
-SETTLED_ELO_WIDTH = 150.0  # every interval at most this wide (or its rank resolved): the board has settled
-REOPEN_FACTOR = 1.25  # a settled board reopens for a bot whose interval grew 25 % past the settled width
-MIN_SD_LOGIT = 0.01  # a bot without an interval (no resamples) still counts as a little uncertain
+REOPEN_FACTOR = 1.25  # a settled ladder reopens only when a tie width grows 25 % past the settled one
+MIN_SD_LOGIT = 0.01  # a bot without an interval still counts as a little uncertain
 JITTER = 0.05  # relative noise on pair values: breaks ties, does not reorder clear choices
+RECENT_COST = 0.5  # Thompson distance (in the pair's sd) one recent meeting of a pair costs
+PLACING_SHARE = 0.5  # a bot with under half the median bot's matches is still being placed
+NEWCOMER_COST = 1.0  # distance (in the pair's sd) another provisional bot costs a provisional anchor
 
 K = TypeVar("K", bound=Hashable)
 
@@ -74,6 +86,7 @@ class Entrant:
     matches: int  # rated matches played on this board
     provisional: bool
     free_slots: int  # how many more matches it may start now (capacity minus in flight, >= 0)
+    los_next: float | None = None  # the leaderboard's LOS over the next bot down; None: from the intervals
 
 
 @dataclass(frozen=True)
@@ -84,30 +97,71 @@ class Table:
     reason: str  # human-readable why ("placement of X", "uncertain rank of X", "maintenance")
 
 
-def board_settled(entrants: Sequence[Entrant], elo_width: float | None = None) -> bool:
-    """Nothing left that play would resolve soon: no provisional bot and every bot's interval at most
-    ``elo_width`` (default ``SETTLED_ELO_WIDTH``) wide or its rank resolved (one possible rank)."""
-    elo_width = SETTLED_ELO_WIDTH if elo_width is None else elo_width
-    return all(not e.provisional and (e.elo_high - e.elo_low <= elo_width or e.rank_low == e.rank_high)
-               for e in entrants)
+@dataclass(frozen=True)
+class _Row:
+    elo_low: float
+    elo_high: float
+    los_next: float | None
+    bot_id: int
 
 
-def settled_width(was_settled: bool) -> float:
-    """Hysteresis: a board that has settled reopens only when a bot's interval passes ``REOPEN_FACTOR`` times
-    the settled width (or a bot is provisional), not when bootstrap noise lifts one a little over it: the
-    planner stops a bot's play exactly when it dips under the width, so many bots sit just below it."""
-    return SETTLED_ELO_WIDTH * (REOPEN_FACTOR if was_settled else 1.0)
+def _rows(entrants: Sequence[Entrant]) -> list[_Row]:
+    """The entrants as leaderboard rows, best first; a missing LOS over the next comes from the intervals."""
+    ordered = sorted(entrants, key=lambda e: (-e.elo, e.bot_id))
+    rows = []
+    for place, e in enumerate(ordered):
+        los = e.los_next
+        if los is None and place + 1 < len(ordered):
+            nxt = ordered[place + 1]
+            los = normal_los(e.elo - nxt.elo, _sd_elo(e) ** 2 + _sd_elo(nxt) ** 2)
+        rows.append(_Row(e.elo_low, e.elo_high, los, e.bot_id))
+    return rows
+
+
+def _sd_elo(e: Entrant) -> float:
+    return max((e.elo_high - e.elo_low) / (2 * Z95), MIN_SD_LOGIT * ELO_PER_LOGIT)
+
+
+def tie_width(was_settled: bool) -> float:
+    """Hysteresis: a ladder that has settled reopens only when a bot's interval passes ``REOPEN_FACTOR`` times
+    the tie width, not when noise lifts one a little over it (play stops a bot exactly when it dips under)."""
+    return TIE_WIDTH_ELO * (REOPEN_FACTOR if was_settled else 1.0)
+
+
+def unsettled_bots(entrants: Sequence[Entrant], was_settled: bool = False) -> set[int]:
+    """The bots whose rank is not resolved as far as the data allow (provisional, or in an adjacent pair
+    neither told apart nor practically tied): ``arena.ratings.provisional``'s rule, the leaderboard's own."""
+    rows = _rows(entrants)
+    return {rows[i].bot_id for i in unsettled_places(rows, tie_width=tie_width(was_settled))}
+
+
+def board_settled(entrants: Sequence[Entrant], was_settled: bool = False) -> bool:
+    """Nothing left that play would resolve: exactly the leaderboard's ``settled`` (``is_settled``), with the
+    wider tie width of ``tie_width(was_settled)`` once the ladder has settled. An empty board is not settled."""
+    return is_settled(_rows(entrants), tie_width=tie_width(was_settled))
 
 
 def ladder_settled(entrants: Sequence[Entrant], was_settled: bool) -> bool:
     """The ladder's settled state with hysteresis (what the runtime keeps as ``Ladder.settled_at``): it
-    settles when ``board_settled`` first holds, and stays settled while every established bot's interval
-    stays within ``settled_width(True)``; a provisional newcomer does not reopen the others (it is placed on
-    its own, and wakes the ladder's rate: ``board_settled`` is false while it is provisional)."""
+    settles when ``board_settled`` first holds, and stays settled while the established bots stay resolved
+    within ``tie_width(True)``. A bot being placed (``placing``) does not reopen the others: it gets its
+    own tables (``choose_tables``), and a provisional one wakes the ladder's rate (``board_settled`` is
+    false while it is provisional)."""
     if was_settled:
-        width = settled_width(True)
-        return all(e.provisional or board_settled([e], width) for e in entrants)
-    return bool(entrants) and board_settled(entrants)
+        new = placing(entrants)
+        rows = _rows(entrants)
+        return bool(entrants) and all(rows[i].bot_id in new or rows[i + 1].bot_id in new
+                                      for i in unresolved_pairs(rows, tie_width=tie_width(True)))
+    return board_settled(entrants)
+
+
+def placing(entrants: Sequence[Entrant]) -> set[int]:
+    """The bots still being placed: provisional, or newer than the board (fewer than ``PLACING_SHARE`` of
+    the median bot's matches; a newcomer's interval can leave ``provisional`` long before its rank settles)."""
+    if not entrants:
+        return set()
+    typical = float(np.median([e.matches for e in entrants]))
+    return {e.bot_id for e in entrants if e.provisional or e.matches < PLACING_SHARE * typical}
 
 
 def pair_key(a: int, b: int) -> tuple[int, int]:
@@ -117,9 +171,9 @@ def pair_key(a: int, b: int) -> tuple[int, int]:
 
 def pair_values(entrants: Sequence[Entrant], players: int) -> tuple[np.ndarray, np.ndarray]:
     """The value of one table's worth of play for every pair (module docstring), and each pair's
-    information ``I`` (for the placement weight); both n x n with a zero diagonal."""
+    information ``I``; both n x n with a zero diagonal."""
     elo = np.array([e.elo for e in entrants], dtype=float) / ELO_PER_LOGIT
-    sd = np.array([max((e.elo_high - e.elo_low) / (2 * Z95) / ELO_PER_LOGIT, MIN_SD_LOGIT) for e in entrants])
+    sd = np.array([_sd_elo(e) / ELO_PER_LOGIT for e in entrants])
     d = np.abs(elo[:, None] - elo[None, :])
     s2 = sd[:, None] ** 2 + sd[None, :] ** 2
     p = 1.0 / (1.0 + np.exp(-d))
@@ -138,12 +192,11 @@ def _erfc(x: np.ndarray) -> np.ndarray:
 
 def choose_tables(entrants: Sequence[Entrant], players: int, slots: int,
                   recent: Mapping[tuple[int, int], int], rng: random.Random,
-                  settled_width: float | None = None) -> list[Table]:
+                  was_settled: bool = False) -> list[Table]:
     """Up to ``slots`` tables (each uses one free slot of each of its bots), best first.
 
-    ``settled_width``: the interval width under which a bot counts as settled (default
-    ``SETTLED_ELO_WIDTH``); pass ``settled_width(was_settled)`` so a board that has settled does not
-    reopen over bootstrap noise."""
+    ``was_settled``: the ladder has settled (``ladder_settled``'s hysteresis, the runtime's
+    ``Ladder.settled_at``): noise does not reopen it, and a newcomer is placed without reopening the rest."""
     if players < 2:
         raise ValueError("a table needs at least two players")
     pool = sorted((e for e in entrants if e.free_slots > 0), key=lambda e: e.bot_id)
@@ -152,54 +205,54 @@ def choose_tables(entrants: Sequence[Entrant], players: int, slots: int,
     n = len(pool)
     gen = np.random.default_rng(rng.getrandbits(64))
     noise = gen.uniform(-JITTER, JITTER, size=(n, n))
-    value, info = pair_values(pool, players)
+    value, _info = pair_values(pool, players)
     value *= 1.0 + (noise + noise.T) / 2.0
     index = {e.bot_id: i for i, e in enumerate(pool)}
-    for (a, b), met in recent.items():
-        if met > 0 and a in index and b in index:
-            value[index[a], index[b]] /= (1.0 + met) ** 2
-            value[index[b], index[a]] = value[index[a], index[b]]
-    sd2 = np.array([max((e.elo_high - e.elo_low) / (2 * Z95) / ELO_PER_LOGIT, MIN_SD_LOGIT) ** 2 for e in pool])
+    met = np.zeros((n, n))
+    for (a, b), times in recent.items():
+        if times > 0 and a in index and b in index:
+            met[index[a], index[b]] = met[index[b], index[a]] = times
+    value /= (1.0 + met) ** 2
+    need = value.sum(axis=1)
+    sd = np.array([_sd_elo(e) / ELO_PER_LOGIT for e in pool])
+    draw = np.array([e.elo / ELO_PER_LOGIT for e in pool]) + sd * gen.standard_normal(n)
+    spread = np.sqrt(sd[:, None] ** 2 + sd[None, :] ** 2)  # a pair's sd: distances in it measure overlap
+    provisional = np.array([e.provisional for e in pool])
     free = np.array([e.free_slots for e in pool])
-    maintenance = board_settled(entrants, settled_width)
-    unsettled = np.array([not board_settled([e], settled_width) for e in pool])
-    placing = sorted((i for i, e in enumerate(pool) if e.provisional), key=lambda i: (pool[i].matches, rng.random()))
+    maintenance = board_settled(entrants, was_settled)
+    new = placing(entrants)
+    first = np.array([e.bot_id in new for e in pool])  # bots being placed anchor first, then by need
+    if maintenance:
+        may_anchor = np.ones(n, dtype=bool)
+    elif was_settled and ladder_settled(entrants, True):
+        may_anchor = first.copy()  # a newcomer on a settled ladder: its tables only
+    else:
+        unsettled = unsettled_bots(entrants, was_settled)
+        may_anchor = np.array([e.bot_id in unsettled for e in pool])
     tables: list[Table] = []
-    while len(tables) < slots and int((free > 0).sum()) >= players:
-        anchor = next((i for i in placing if free[i] > 0), None)
-        if anchor is not None:
-            placing.remove(anchor)
-            seats = [anchor]
-            reason = f"placement of {pool[anchor].bot_id}"
-            # an opponent's pair with the newcomer counts as much as the opponent's own rating is known
-            known = 1.0 / (1.0 + info[anchor] * sd2)
-            first_gain = value[anchor] * known
-        else:
-            # the bot whose rank is most in doubt: the most value summed over the bots it could meet
-            live = (free > 0) & (unsettled | maintenance)
-            if not live.any():
-                break  # the rest of the board has settled: its bots rest until maintenance
-            need = np.where(live, (value * (free > 0)[None, :]).sum(axis=1), -1.0)
-            anchor = int(np.argmax(need))
-            seats = [anchor]
-            reason = f"uncertain rank of {pool[anchor].bot_id}"
-            first_gain = value[anchor].copy()
-        gain = first_gain.copy()
+    for anchor in sorted(np.flatnonzero(may_anchor), key=lambda i: (not first[i], -need[i])):
+        if len(tables) >= slots or int((free > 0).sum()) < players:
+            break
+        if free[anchor] <= 0:
+            continue
+        seats = [int(anchor)]
         while len(seats) < players:
-            candidates = np.where(free > 0, gain, -np.inf)
-            candidates[seats] = -np.inf
-            pick = int(np.argmax(candidates))
-            seats.append(pick)
-            gain += value[pick]
+            cost = np.abs(draw - draw[anchor]) / spread[anchor] + RECENT_COST * met[seats].sum(axis=0)
+            if provisional[anchor]:
+                cost = cost + NEWCOMER_COST * provisional
+            cost[free <= 0] = np.inf
+            cost[seats] = np.inf
+            seats.append(int(np.argmin(cost)))
         for i in seats:
             free[i] -= 1
-        for x in range(len(seats)):
-            for y in range(x + 1, len(seats)):
-                a, b = seats[x], seats[y]
-                value[a, b] /= 4.0  # met once more this tick: (1 + met)^2 grows by at least 4x from 0
-                value[b, a] = value[a, b]
+        for x in seats:
+            for y in seats:
+                if x != y:
+                    met[x, y] += 1  # met once more this tick
+        reason = "maintenance" if maintenance else \
+            f"{'placement' if provisional[anchor] else 'uncertain rank'} of {pool[anchor].bot_id}"
         rng.shuffle(seats)
-        tables.append(Table(tuple(pool[i].bot_id for i in seats), "maintenance" if maintenance else reason))
+        tables.append(Table(tuple(pool[i].bot_id for i in seats), reason))
     return tables
 
 

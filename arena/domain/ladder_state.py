@@ -48,6 +48,7 @@ def ladder_state(bot: Any, rating: Any | None) -> BotLadderState:
         return BotLadderState(LadderState.PLACING, "waiting for its first rated match")
     if rating.provisional:
         played = rating.games
-        return BotLadderState(LadderState.PLACING, f"placing: {played} rated match{'es' if played != 1 else ''} so "
-                                                   "far, its rating is still provisional")
+        # not "placing: ...": the pages show the state beside the reason ("[placing] placing: 3 rated ...")
+        return BotLadderState(LadderState.PLACING, f"{played} rated match{'es' if played != 1 else ''} so far, its "
+                                                   "rating is still provisional")
     return BotLadderState(LadderState.ACTIVE, "on the ladder, its rating has settled")

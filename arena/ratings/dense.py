@@ -89,10 +89,16 @@ def _gradient_hessian(score: np.ndarray, games: np.ndarray, won: np.ndarray, p: 
     return grad, a
 
 
-def match_gradients(log: PackedLog, pairs: PairTally, r: np.ndarray) -> np.ndarray:
-    """M x k: each match's contribution to the log-likelihood gradient, per seat, at ratings r."""
+def pair_probabilities(pairs: PairTally, r: np.ndarray) -> np.ndarray:
+    """M x P: for every seat pair of every match, the model's probability that seat a beats seat b."""
     clipped = np.clip(r, -CLIP, CLIP)
-    p = 1.0 / (1.0 + np.exp(-clipped)[pairs.first] * np.exp(clipped)[pairs.second])
+    return 1.0 / (1.0 + np.exp(-clipped)[pairs.first] * np.exp(clipped)[pairs.second])
+
+
+def match_gradients(log: PackedLog, pairs: PairTally, r: np.ndarray, p: np.ndarray | None = None) -> np.ndarray:
+    """M x k: each match's contribution to the log-likelihood gradient, per seat, at ratings r (``p``: the
+    pairs' probabilities there, if at hand)."""
+    p = pair_probabilities(pairs, r) if p is None else p
     surprise = np.where(pairs.mask, pairs.weight * (pairs.points - p), 0.0)
     out = np.zeros(log.seats.shape)
     for column, (a, b) in enumerate(zip(pairs.seat_a.tolist(), pairs.seat_b.tolist(), strict=True)):
@@ -145,6 +151,23 @@ def solve_spd(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return x
 
 
+def triangular_inverse(low: np.ndarray) -> np.ndarray:
+    """inv(L) for lower-triangular L, by halves: [[A, 0], [B, C]]^-1 = [[A^-1, 0], [-C^-1 B A^-1, C^-1]].
+
+    numpy has no triangular inverse, and ``np.linalg.inv`` treats L as a general matrix (LU, then a full
+    inverse): three to four times the work of these two matrix products per level."""
+    n = len(low)
+    if n <= SOLVE_BLOCK:
+        return np.linalg.inv(low)
+    half = n // 2
+    top, bottom = triangular_inverse(low[:half, :half]), triangular_inverse(low[half:, half:])
+    out = np.zeros_like(low)
+    out[:half, :half] = top
+    out[half:, half:] = bottom
+    out[half:, :half] = -(bottom @ (low[half:, :half] @ top))
+    return out
+
+
 def conjugate_gradient(a: np.ndarray, b: np.ndarray, precision: float) -> np.ndarray:
     """An inexact Newton step: solve A x = b to a relative residual of ``CG_TOLERANCE`` by Jacobi-preconditioned
     conjugate gradients (one N^2 product per iteration instead of an N^3 factorisation; falls back to LU).
@@ -178,7 +201,7 @@ def conjugate_gradient(a: np.ndarray, b: np.ndarray, precision: float) -> np.nda
 
 
 def fit(log: PackedLog, pairs: PairTally, precision: float, start: np.ndarray, gen: np.random.Generator | None,
-        resamples: int) -> tuple[np.ndarray, np.ndarray]:
+        resamples: int, *, games: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Newton to the optimum, then ``resamples`` one-step bootstrap samples (logits, resamples x n, mean zero).
 
     The samples are built at the first point known to be within ~1e-6 logits of the optimum, in the same LU
@@ -186,7 +209,7 @@ def fit(log: PackedLog, pairs: PairTally, precision: float, start: np.ndarray, g
     if precision <= 0.0:
         raise ValueError("the scalable fit needs the prior (a bot may have won or lost every game)")
     score = pairs.score
-    games = score + score.T
+    games = score + score.T if games is None else games  # the caller's copy when it fits many times
     won = score.sum(axis=1)
     n = len(start)
     r = start.copy()

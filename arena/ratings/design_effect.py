@@ -26,26 +26,24 @@ def design_effect(log: PackedLog, pairs: PairTally, r: np.ndarray, inverse: np.n
     residual, without which sparse bots' residuals, partly fitted away, would read as a too-small J);
     H is the likelihood's curvature. ``PRIOR_INFORMATION`` is added to both so a small board keeps d
     near 1. Deals whose matches do not all seat the same bots are taken match by match."""
-    per_match = dense.match_gradients(log, pairs, r)
+    p = dense.pair_probabilities(pairs, r)
+    gradient = dense.match_gradients(log, pairs, r, p)
     m, k = log.seats.shape
-    order = np.argsort(log.seats, axis=1)
-    bots = np.take_along_axis(log.seats, order, axis=1)
-    gradient = np.take_along_axis(per_match, order, axis=1)
-    position = np.argsort(order, axis=1)  # seat -> column in the sorted bots
-    p = dense._probabilities(r)
-    curvature = np.where(pairs.mask, pairs.weight * p[pairs.first, pairs.second] * (1.0 - p[pairs.first, pairs.second]),
-                         0.0)
-    hessian = np.zeros((m, k, k))
-    rows = np.arange(m)
+    curvature = np.where(pairs.mask, pairs.weight * p * (1.0 - p), 0.0)
+    hessian = np.zeros((m, k, k))  # each match's curvature in its own seat order (plain slices, no gathers)
     for column, (a, b) in enumerate(zip(pairs.seat_a.tolist(), pairs.seat_b.tolist(), strict=True)):
-        pa, pb, c = position[:, a], position[:, b], curvature[:, column]
-        hessian[rows, pa, pa] += c
-        hessian[rows, pb, pb] += c
-        hessian[rows, pa, pb] -= c
-        hessian[rows, pb, pa] -= c
+        c = curvature[:, column]
+        hessian[:, a, a] += c
+        hessian[:, b, b] += c
+        hessian[:, a, b] -= c
+        hessian[:, b, a] -= c
     if log.deals is None:  # every match a unit of its own
-        count, unit_gradient, unit_hessian, members = m, gradient, hessian, bots
-    else:
+        count, unit_gradient, unit_hessian, members = m, gradient, hessian, log.seats
+    else:  # the seats in bot order, so that the rotations of one deal line up
+        order = np.argsort(log.seats, axis=1)
+        bots = np.take_along_axis(log.seats, order, axis=1)
+        gradient = np.take_along_axis(gradient, order, axis=1)
+        hessian = hessian[np.arange(m)[:, None, None], order[:, :, None], order[:, None, :]]
         _, first, unit = np.unique(log.deals, return_index=True, return_inverse=True)
         unit = unit.ravel()
         regular = (bots == bots[first[unit]]).all(axis=1)
@@ -60,11 +58,10 @@ def design_effect(log: PackedLog, pairs: PairTally, r: np.ndarray, inverse: np.n
         members = bots[first]
     if inverse is not None:  # A^-1 = inverse^T inverse
         sigma = inverse.T @ inverse
-        block = sigma[members[:, :, None], members[:, None, :]]
-    else:  # the large-board path: the diagonal only
-        block = np.zeros((count, k, k))
-        block[:, np.arange(k), np.arange(k)] = variances[members]
-    left_out = np.linalg.solve(np.eye(k) - unit_hessian @ block, unit_gradient[:, :, None])[:, :, 0]
+        leverage = unit_hessian @ sigma[members[:, :, None], members[:, None, :]]
+    else:  # the large-board path: A^-1's diagonal only, so H_deal Sigma scales H_deal's columns
+        leverage = unit_hessian * variances[members][:, None, :]
+    left_out = np.linalg.solve(np.eye(k) - leverage, unit_gradient[:, :, None])[:, :, 0]
     observed = float((left_out**2).sum())
     modelled = float(np.trace(unit_hessian, axis1=1, axis2=2).sum())
     return (observed + PRIOR_INFORMATION) / (modelled + PRIOR_INFORMATION)

@@ -41,6 +41,7 @@ from arena.ratings.packed import PackedLog, pack, pair_tally
 from arena.ratings.provisional import is_provisional
 
 DEFAULT_RESAMPLES = 400  # posterior draws for the rank ranges
+TIE_ELO = 1e-4  # ratings closer than this are equal: far below any shown digit, far above the fit's rounding
 AUTO, EXACT, ONE_STEP = "auto", "exact", "one_step"
 METHODS = (AUTO, EXACT, ONE_STEP)
 EXACT_MAX_BOTS = 64
@@ -81,27 +82,30 @@ def exact_leaderboard(
 ) -> list[LeaderboardRow]:
     """The exact path: the log in canonical order, the posterior by exact Newton solves from a cold start."""
     log = pack(canonical_log(matches))
-    return posterior_table(log, rng, resamples, prior_sd, confidence, np.zeros(len(log.bots)), exact=True)
+    return posterior_table(log, rng, resamples, prior_sd, confidence, np.zeros(len(log.bots)), exact=True)[0]
 
 
 @single_thread()
 def one_step_leaderboard(
     log: PackedLog, rng: random.Random, resamples: int, prior_sd: float | None, confidence: float,
-    start: Mapping[Hashable, float] | None = None,
-) -> list[LeaderboardRow]:
-    """The large-board path: the same posterior, Newton by conjugate gradients warm-started at ``start``."""
+    start: Mapping[Hashable, float] | None = None, spreads: tuple[float, float] | None = None,
+) -> tuple[list[LeaderboardRow], tuple[float, float] | None]:
+    """The large-board path: the same posterior, Newton by conjugate gradients warm-started at ``start``, the
+    prior's spread searched from ``spreads`` (``posterior.fit``); also returns the spreads it found."""
     return posterior_table(log, rng, resamples, prior_sd, confidence, dense.start_logits(log.bots, start),
-                           exact=False)
+                           exact=False, spreads=spreads)
 
 
 def posterior_table(log: PackedLog, rng: random.Random, resamples: int, prior_sd: float | None,
-                    confidence: float, start: np.ndarray, *, exact: bool) -> list[LeaderboardRow]:
-    """Every field of the table from the board's posterior (see the module docstring)."""
+                    confidence: float, start: np.ndarray, *, exact: bool, spreads: tuple[float, float] | None = None,
+                    ) -> tuple[list[LeaderboardRow], tuple[float, float] | None]:
+    """Every field of the table from the board's posterior (see the module docstring), and the prior's
+    fitted spreads (``posterior.Posterior.spreads``)."""
     pairs = pair_tally(log)
-    fitted = posterior.fit(log, pairs, start, prior_sd=prior_sd, exact=exact)
+    fitted = posterior.fit(log, pairs, start, prior_sd=prior_sd, exact=exact, spreads=spreads)
     elo = BASE_ELO + ELO_PER_LOGIT * fitted.mode
     n = len(elo)
-    ranks = 1 + n - np.searchsorted(np.sort(elo), elo, side="right")
+    ranks = competition_ranks(elo)
     order = np.lexsort((np.arange(n), ranks)).tolist()
     los: list[float | None] = [None] * n
     if resamples:
@@ -127,7 +131,24 @@ def posterior_table(log: PackedLog, rng: random.Random, resamples: int, prior_sd
         LeaderboardRow(log.bots[i], *(column[i] for column in values[:6]), *(column[i] for column in values[6:]),
                        los_next=los[place])
         for place, i in enumerate(order)
-    ]
+    ], fitted.spreads
+
+
+def competition_ranks(elo: np.ndarray, tie_elo: float = TIE_ELO) -> np.ndarray:
+    """1-based ranks, best first, bots within ``tie_elo`` of the one above sharing its rank ("1, 1, 3").
+
+    Bots with the same record against the same opponents have the same rating in exact arithmetic, but the
+    fit's last bits depend on its path (warm-started refit or fresh fit), and ranking on exact equality gave
+    one path "1, 1, 1" and the other "1, 2, 3" for the same matches (the chaos test's stored leaderboard
+    against a fresh fit of its log)."""
+    order = np.argsort(-elo, kind="stable")
+    ordered = elo[order]
+    starts = np.ones(len(elo), dtype=bool)
+    starts[1:] = (ordered[:-1] - ordered[1:]) > tie_elo
+    group_rank = np.maximum.accumulate(np.where(starts, np.arange(len(elo)), 0)) + 1
+    ranks = np.empty(len(elo), dtype=np.int64)
+    ranks[order] = group_rank
+    return ranks
 
 
 def normal_los(difference: float, variance: float) -> float:
@@ -149,12 +170,30 @@ def packed_leaderboard(
 ) -> list[LeaderboardRow]:
     """The table of a log given as arrays (what the arena reads): small logs take the exact path on their
     outcomes, so they get exactly the table ``leaderboard`` gives them."""
+    return refit_leaderboard(log, rng=rng, resamples=resamples, prior_sd=prior_sd, confidence=confidence,
+                             start=start, method=method)[0]
+
+
+def refit_leaderboard(
+    log: PackedLog,
+    *,
+    rng: random.Random,
+    resamples: int = DEFAULT_RESAMPLES,
+    prior_sd: float | None = None,
+    confidence: float = 0.95,
+    start: Mapping[Hashable, float] | None = None,
+    method: str = AUTO,
+    spreads: tuple[float, float] | None = None,
+) -> tuple[list[LeaderboardRow], tuple[float, float] | None]:
+    """``packed_leaderboard`` for a refit that kept the last fit's spreads: the large path searches the
+    prior's spread from ``spreads`` and returns the spreads it found, to keep for the next refit (the exact
+    path, whose table depends on nothing but the log, ignores them and returns None)."""
     if not log.matches:
-        return []
+        return [], None
     _check(confidence, resamples, method, prior_sd)
     if use_exact(len(log.bots), log.matches * math.comb(log.players, 2), method):
-        return exact_leaderboard(log.outcomes(), rng, resamples, prior_sd, confidence)
-    return one_step_leaderboard(log, rng, resamples, prior_sd, confidence, start)
+        return exact_leaderboard(log.outcomes(), rng, resamples, prior_sd, confidence), None
+    return one_step_leaderboard(log, rng, resamples, prior_sd, confidence, start, spreads)
 
 
 def leaderboard(
@@ -184,7 +223,7 @@ def leaderboard(
     bots = len({bot for match in log for bot in match.bots})
     if use_exact(bots, len(log) * math.comb(log[0].players, 2), method):
         return exact_leaderboard(log, rng, resamples, prior_sd, confidence)
-    return one_step_leaderboard(pack(log), rng, resamples, prior_sd, confidence, start)
+    return one_step_leaderboard(pack(log), rng, resamples, prior_sd, confidence, start)[0]
 
 
 def use_exact(bots: int, pairs: int, method: str) -> bool:

@@ -107,10 +107,20 @@ def from_ids(bot_ids: np.ndarray, ranks: np.ndarray, kind: str, deals: np.ndarra
         unique = np.unique(bot_ids)
         seats = np.searchsorted(unique, bot_ids).reshape(bot_ids.shape)
     if deals is not None:
-        deals = np.unique(np.asarray(deals, dtype=np.int64), return_inverse=True)[1].ravel()
-        deals = deals if len(np.unique(deals)) < len(deals) else None
+        deals = np.asarray(deals, dtype=np.int64).ravel()
+        if not _dense_labels(deals):  # labels 0..G-1 already (the arena's): unique would give them back
+            deals = np.unique(deals, return_inverse=True)[1].ravel()
+        deals = deals if deals.size and int(deals.max()) + 1 < len(deals) else None
     return PackedLog(tuple(unique.tolist()), seats, np.asarray(ranks, dtype=np.int64).reshape(bot_ids.shape), kind,
                      deals)
+
+
+def _dense_labels(labels: np.ndarray) -> bool:
+    """Whether every label is in 0..G-1 and each of them is used (one O(M) count instead of unique's sort
+    or hash: 0.07 s of a refit at 94,000 matches)."""
+    if not labels.size or labels.min() != 0 or labels.max() >= labels.size:
+        return False
+    return bool(np.bincount(labels).all())
 
 
 @dataclass(frozen=True, eq=False)

@@ -35,7 +35,10 @@ LOS of a bot over the next: Phi(difference / sd of the difference).
 
 The large-board path (``exact=False``) fits the same model but, while it searches tau, approximates A^-1's
 diagonal and log det A to second order in A's off-diagonal part (O(N^2) instead of N^3), takes tau's error
-bar from MacKay's formula instead of two more fits, and factors A exactly once, at the central spread.
+bar from MacKay's formula instead of two more fits, and factors A exactly once, at the central spread. At
+1,000 bots and 100,000 four-player matches that is about 0.35 s of CPU: seven (mode, curvature) states of
+the spread search (the untempered one, read only for d, stops at ``DESIGN_TAU_TOLERANCE``), the design
+effect, one Cholesky and one triangular inverse (docs/benchmarks.md has the profile).
 """
 
 from __future__ import annotations
@@ -55,6 +58,8 @@ HYPER_BOTS = 5.0
 HYPER_SD_ELO = 200.0
 MIN_SD_ELO, MAX_SD_ELO = 10.0, 3000.0
 TAU_TOLERANCE = 1e-10  # on log tau^2: the fitted Elo then moves by far less than 1e-6
+DESIGN_TAU_TOLERANCE = 1e-6  # for the untempered fit, read only for d (the table moves by ~1e-8 Elo)
+WARM_DESIGN_TAU_TOLERANCE = 1e-8  # from the last fit's spread (1e-6 there left a table 2e-6 Elo off a cold fit)
 MAX_TAU_ITERATIONS = 60
 NEWTON_TOLERANCE = 1e-10
 SMOOTHING_ROUNDS = 3
@@ -72,6 +77,9 @@ class Curvature:
     log_det: float
     inverse: np.ndarray | None
     a: np.ndarray
+
+
+State = tuple[np.ndarray, "Curvature", float, float]  # mode, curvature, log tau^2, weight (or evidence)
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,6 +103,7 @@ class Posterior:
 
     components: tuple[Component, ...]
     design_effect: float
+    spreads: tuple[float, float] | None = None  # log tau^2 found by the untempered and the tempered search
 
     @property
     def central(self) -> Component:
@@ -181,16 +190,18 @@ def newton(score: np.ndarray, precision: float, start: np.ndarray) -> np.ndarray
 
 
 def _state(log: PackedLog, pairs: PairTally, score: np.ndarray, precision: float, start: np.ndarray,
-           exact: bool) -> tuple[np.ndarray, Curvature]:
-    """Mode and the (smoothed) curvature at one prior precision."""
+           exact: bool, games: np.ndarray | None = None) -> tuple[np.ndarray, Curvature]:
+    """Mode and the (smoothed) curvature at one prior precision (``games``: score + score^T, if at hand)."""
+    games = score + score.T if games is None else games
     if exact:
         r = newton(score, precision, start)
     else:
-        r, _ = dense.fit(log, replace(pairs, score=score), precision, start, None, 0)
-    return r, curvature(score, r, precision, exact)
+        r, _ = dense.fit(log, replace(pairs, score=score), precision, start, None, 0, games=games)
+    return r, curvature(score, r, precision, exact, games)
 
 
-def curvature(score: np.ndarray, r: np.ndarray, precision: float, exact: bool) -> Curvature:
+def curvature(score: np.ndarray, r: np.ndarray, precision: float, exact: bool,
+              games: np.ndarray | None = None) -> Curvature:
     """A: the prior's precision plus each pair's curvature; its inverse's diagonal and log determinant.
 
     At the mode a pair's curvature is games p (1 - p), highest at p = 1/2, where shrinkage puts sparse bots,
@@ -201,63 +212,94 @@ def curvature(score: np.ndarray, r: np.ndarray, precision: float, exact: bool) -
 
     Exact (small boards): Cholesky and inverse every round. Large boards, where that is N^3 a round: the
     diagonal of A^-1 and log det A to second order in A's off-diagonal part (D the diagonal of A:
-    1/D_i + sum_j A_ij^2 / (D_i^2 D_j), and sum log D_i - sum_ij A_ij^2 / (2 D_i D_j)), O(N^2)."""
-    games = score + score.T
+    1/D_i + sum_j A_ij^2 / (D_i^2 D_j), and sum log D_i - sum_ij A_ij^2 / (2 D_i D_j)), O(N^2), written as
+    few whole-array passes as possible (this runs about six times per refit of a thousand bots)."""
+    games = score + score.T if games is None else games
+    if not exact:
+        return _large_curvature(games, r, precision)
     mu = r[:, None] - r[None, :]
     kappa = np.ones_like(mu)
-    smoothing = SMOOTHING_ROUNDS if exact else LARGE_SMOOTHING_ROUNDS
-    for rounds in range(smoothing + 1):
+    for rounds in range(SMOOTHING_ROUNDS + 1):
         p = 1.0 / (1.0 + np.exp(-np.clip(kappa * mu, -dense.CLIP, dense.CLIP)))
         a = -games * kappa * p * (1.0 - p)
         a[np.diag_indices_from(a)] = precision - a.sum(axis=1)
-        if exact:
-            inverse = np.linalg.inv(np.linalg.cholesky(a))
-            sigma = inverse.T @ inverse
-            variances = np.diag(sigma).copy()
-            spread = np.maximum(variances[:, None] + variances[None, :] - 2.0 * sigma, 0.0)
-            log_det = -2.0 * float(np.log(np.diag(inverse)).sum())
-        else:
-            inverse = None
-            diagonal = np.diag(a).copy()
-            ratio = a * a / diagonal[None, :]
-            np.fill_diagonal(ratio, 0.0)
-            variances = 1.0 / diagonal + ratio.sum(axis=1) / diagonal**2
-            spread = variances[:, None] + variances[None, :]
-            log_det = float(np.log(diagonal).sum() - 0.5 * (ratio.sum(axis=1) / diagonal).sum())
-        if rounds == smoothing:
+        inverse = dense.triangular_inverse(np.linalg.cholesky(a))
+        sigma = inverse.T @ inverse
+        variances = np.diag(sigma).copy()
+        log_det = -2.0 * float(np.log(np.diag(inverse)).sum())
+        if rounds == SMOOTHING_ROUNDS:
             return Curvature(variances, log_det, inverse, a)
+        spread = np.maximum(variances[:, None] + variances[None, :] - 2.0 * sigma, 0.0)
         kappa = 1.0 / np.sqrt(1.0 + math.pi * spread / 8.0)
     raise AssertionError("unreachable")
 
 
+def _large_curvature(games: np.ndarray, r: np.ndarray, precision: float) -> Curvature:
+    """``curvature`` on the large-board path. Same formulas, fewer passes over the N x N arrays:
+    p (1 - p) = 1 / (2 + 2 cosh x), kappa from one outer sum, sum_j A_ij^2 / D_j as one product."""
+    n = len(r)
+    diagonal_cells = np.diag_indices(n)
+    kappa: np.ndarray | None = None
+    for rounds in range(LARGE_SMOOTHING_ROUNDS + 1):
+        x = np.subtract.outer(r, r)
+        if kappa is not None:
+            x *= kappa
+        np.clip(x, -dense.CLIP, dense.CLIP, out=x)
+        np.cosh(x, out=x)
+        x += 1.0
+        a = np.multiply(games, kappa, out=kappa) if kappa is not None else games.copy()
+        a /= x
+        a *= -0.5  # -games kappa p (1 - p)
+        diagonal = precision - a.sum(axis=1)  # games is zero on the diagonal, and so is a
+        a[diagonal_cells] = diagonal
+        np.multiply(a, a, out=x)
+        x[diagonal_cells] = 0.0
+        ratio = x @ (1.0 / diagonal)  # sum_j A_ij^2 / D_j, j != i
+        variances = 1.0 / diagonal + ratio / diagonal**2
+        if rounds == LARGE_SMOOTHING_ROUNDS:
+            log_det = float(np.log(diagonal).sum() - 0.5 * (ratio / diagonal).sum())
+            return Curvature(variances, log_det, None, a)
+        half = math.pi / 8.0 * variances
+        kappa = np.add.outer(half, half + 1.0, out=x)
+        np.sqrt(kappa, out=kappa)
+        np.reciprocal(kappa, out=kappa)
+    raise AssertionError("unreachable")
+
+
 def fit(log: PackedLog, pairs: PairTally, start: np.ndarray, *, prior_sd: float | None = None,
-        exact: bool = True) -> Posterior:
+        exact: bool = True, spreads: tuple[float, float] | None = None) -> Posterior:
     """The posterior of one board: prior sd fitted unless given (Elo), deals tempered, the mixture over the
-    prior's spread where the data leave it uncertain (see the module docstring)."""
-    n = len(log.bots)
+    prior's spread where the data leave it uncertain (see the module docstring). ``spreads``: the last fit's
+    ``Posterior.spreads``, where the two searches of log tau^2 start (same fixed points, fewer states)."""
     d = 1.0
     fixed = prior_sd is not None
     t = 2.0 * math.log((prior_sd if fixed else initial_sd(start)) / ELO_PER_LOGIT)  # log tau^2, logits
     r = start.copy()
+    all_games = pairs.score + pairs.score.T
+    found, warm = [], spreads if spreads is not None and all(map(math.isfinite, spreads)) else None
     for tempered in (False, True):  # d is measured at the untempered fit, then the fit is redone with it
-        score = pairs.score / d
+        score, games = (pairs.score / d, all_games / d) if tempered else (pairs.score, all_games)
         if fixed:
-            r, state = _state(log, pairs, score, math.exp(-t), r, exact)
+            r, state = _state(log, pairs, score, math.exp(-t), r, exact, games)
         else:
-            t, r, state = _fit_tau(log, pairs, score, n, t, r, exact, TAU_TOLERANCE if tempered else 1e-9)
+            tolerance = TAU_TOLERANCE if tempered else WARM_DESIGN_TAU_TOLERANCE if warm else DESIGN_TAU_TOLERANCE
+            t, r, state = _fit_tau(log, pairs, score, games, warm[tempered] if warm else t, r, exact, tolerance)
+            found.append(t)
         if tempered:
             break
         d = design_effect(log, pairs, r, state.inverse, state.variances)
-    states = [(r, state, t, 1.0)] if fixed else _spread_mixture(log, pairs, score, t, r, state, exact)
-    return Posterior(_components(states, exact), d)
+    states = [(r, state, t, 1.0)] if fixed else _spread_mixture(log, pairs, score, games, t, r, state, exact)
+    return Posterior(_components(states, exact), d, None if fixed else (found[0], found[1]))
 
 
-def _components(states: list[tuple[np.ndarray, Curvature, float, float]], exact: bool) -> tuple[Component, ...]:
+def _components(states: list[State], exact: bool) -> tuple[Component, ...]:
     """Components from (mode, curvature, log tau^2, weight). On the large-board path only the central one
     is factored exactly; the others scale its factor per bot by their approximate variances' ratio."""
     n = len(states[0][0])
     _, central, central_t, _ = states[len(states) // 2]
-    inverse = central.inverse if central.inverse is not None else np.linalg.inv(np.linalg.cholesky(central.a))
+    inverse = central.inverse
+    if inverse is None:
+        inverse = dense.triangular_inverse(np.linalg.cholesky(central.a))
     exact_central = (inverse**2).sum(axis=0) - math.exp(central_t) / n
     out = []
     for r, state, t, weight in states:
@@ -280,15 +322,15 @@ def log_evidence(score: np.ndarray, t: float, r: np.ndarray, state: Curvature) -
         - 0.5 * hyper * math.exp(-t) - 0.5 * HYPER_BOTS * t
 
 
-def _spread_mixture(log: PackedLog, pairs: PairTally, score: np.ndarray, t: float, mode: np.ndarray,
-                    state: Curvature, exact: bool) -> list[tuple[np.ndarray, Curvature, float, float]]:
+def _spread_mixture(log: PackedLog, pairs: PairTally, score: np.ndarray, games: np.ndarray, t: float,
+                    mode: np.ndarray, state: Curvature, exact: bool) -> list[State]:
     """States at t + k h (k = -2..2, h the sd of log tau^2 from the evidence's curvature at t), weighted
     by their evidence; just the central one when h < ``MIN_SPREAD_SD`` (the data pin tau down)."""
     at_centre = log_evidence(score, t, mode, state)
     if exact:
         values = {}
         for step in (-CURVATURE_STEP, CURVATURE_STEP):
-            r, other = _state(log, pairs, score, math.exp(-(t + step)), mode, exact)
+            r, other = _state(log, pairs, score, math.exp(-(t + step)), mode, exact, games)
             values[step] = log_evidence(score, t + step, r, other)
         bend = (values[-CURVATURE_STEP] - 2.0 * at_centre + values[CURVATURE_STEP]) / CURVATURE_STEP**2
         h = MAX_SPREAD_SD if bend >= 0 else min(MAX_SPREAD_SD, 1.0 / math.sqrt(-bend))
@@ -302,7 +344,7 @@ def _spread_mixture(log: PackedLog, pairs: PairTally, score: np.ndarray, t: floa
         if k == 0:
             r, other, value = mode, state, at_centre
         else:
-            r, other = _state(log, pairs, score, math.exp(-(t + k * h)), mode, exact)
+            r, other = _state(log, pairs, score, math.exp(-(t + k * h)), mode, exact, games)
             value = log_evidence(score, t + k * h, r, other)
         states.append((r, other, t + k * h, value))
     top = max(value for *_, value in states)
@@ -318,22 +360,31 @@ def initial_sd(start: np.ndarray) -> float:
     return HYPER_SD_ELO
 
 
-def _fit_tau(log: PackedLog, pairs: PairTally, score: np.ndarray, n: int, t: float, r: np.ndarray,
+def _fit_tau(log: PackedLog, pairs: PairTally, score: np.ndarray, games: np.ndarray, t: float, r: np.ndarray,
              exact: bool, tolerance: float) -> tuple[float, np.ndarray, Curvature]:
     """Solve t = log tau^2 = g(t) (MacKay's update, see the module docstring) by the secant method on
     g(t) - t, falling back to the plain update when a secant step leaves the bracket of sane spreads."""
+    n = len(r)
     hyper = HYPER_BOTS * (HYPER_SD_ELO / ELO_PER_LOGIT) ** 2
     bounds = (2.0 * math.log(MIN_SD_ELO / ELO_PER_LOGIT), 2.0 * math.log(MAX_SD_ELO / ELO_PER_LOGIT))
 
     def update(t: float, start: np.ndarray) -> tuple[float, np.ndarray, Curvature]:
-        r, state = _state(log, pairs, score, math.exp(-t), start, exact)
+        r, state = _state(log, pairs, score, math.exp(-t), start, exact, games)
         trace = float(state.variances.sum()) + (0.0 if exact else math.exp(t))  # + the mean direction's 1/P
         gamma = max(0.0, n - trace * math.exp(-t))
         return math.log((hyper + float(r @ r)) / (HYPER_BOTS + gamma)), r, state
 
     previous: tuple[float, float] | None = None
+    modes: list[tuple[float, np.ndarray]] = []  # (t, mode) of the last two states
     for _ in range(MAX_TAU_ITERATIONS):
-        target, r, state = update(t, r)
+        start = r
+        # the mode extrapolated along t, a warm start a Newton step closer, while the steps in t shrink (a
+        # long jump in t would extrapolate a line far beyond where it holds)
+        if not exact and len(modes) == 2 and 0.0 < abs(t - modes[1][0]) <= abs(modes[1][0] - modes[0][0]):
+            (t0, r0), (t1, r1) = modes
+            start = r1 + (t - t1) * (r1 - r0) / (t1 - t0)
+        target, r, state = update(t, start)
+        modes = [*modes[-1:], (t, r)]
         residual = target - t
         if abs(residual) < tolerance:
             return t, r, state

@@ -46,12 +46,18 @@ def is_provisional(elo_low: float, elo_high: float, *, max_width: float = PROVIS
 
 
 def unresolved_pairs(rows: Sequence[RatedEntry], *, separated: float = SEPARATED_LOS,
-                     tie_width: float = TIE_WIDTH_ELO) -> list[int]:
+                     tie_width: float = TIE_WIDTH_ELO, skip_provisional: bool = False,
+                     max_width: float = PROVISIONAL_WIDTH_ELO) -> list[int]:
     """Places i (0-based, rows best first) whose pair (i, i + 1) is neither told apart (LOS >= ``separated``
-    either way) nor known to be practically equal (both intervals at most ``tie_width`` Elo wide)."""
+    either way) nor known to be practically equal (both intervals at most ``tie_width`` Elo wide).
+    ``skip_provisional``: pairs with a provisional bot are left out (a ladder that has settled is not reopened
+    by a newcomer; the newcomer itself is judged by ``is_provisional``)."""
     out = []
     for place in range(len(rows) - 1):
         upper, lower = rows[place], rows[place + 1]
+        if skip_provisional and any(is_provisional(r.elo_low, r.elo_high, max_width=max_width)
+                                    for r in (upper, lower)):
+            continue
         los = upper.los_next
         apart = los is not None and (los >= separated or los <= 1.0 - separated)
         tied = max(upper.elo_high - upper.elo_low, lower.elo_high - lower.elo_low) <= tie_width
@@ -60,12 +66,22 @@ def unresolved_pairs(rows: Sequence[RatedEntry], *, separated: float = SEPARATED
     return out
 
 
+def unsettled_places(rows: Sequence[RatedEntry], *, max_width: float = PROVISIONAL_WIDTH_ELO,
+                     separated: float = SEPARATED_LOS, tie_width: float = TIE_WIDTH_ELO,
+                     skip_provisional: bool = False) -> set[int]:
+    """Places (0-based, rows best first) whose rank is not resolved as far as the data allow: a provisional
+    bot (unless ``skip_provisional``), or either bot of an unresolved adjacent pair. Empty = settled: the one
+    rule behind the leaderboard's ``settled`` and the ladder's (``arena.domain.ladder_planner``)."""
+    out = set() if skip_provisional else {place for place, row in enumerate(rows)
+                                          if is_provisional(row.elo_low, row.elo_high, max_width=max_width)}
+    for place in unresolved_pairs(rows, separated=separated, tie_width=tie_width,
+                                  skip_provisional=skip_provisional, max_width=max_width):
+        out |= {place, place + 1}
+    return out
+
+
 def is_settled(rows: Sequence[RatedEntry], *, max_width: float = PROVISIONAL_WIDTH_ELO,
                separated: float = SEPARATED_LOS, tie_width: float = TIE_WIDTH_ELO) -> bool:
     """True when no bot is provisional and every rank is resolved as far as the data allow (rows best first,
     as the table and the stored ratings ordered by rank are). An empty board is not settled: it has no data."""
-    if not rows:
-        return False
-    if any(is_provisional(row.elo_low, row.elo_high, max_width=max_width) for row in rows):
-        return False
-    return not unresolved_pairs(rows, separated=separated, tie_width=tie_width)
+    return bool(rows) and not unsettled_places(rows, max_width=max_width, separated=separated, tie_width=tie_width)

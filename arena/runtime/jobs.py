@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 
 from arena.composition import Context, build_context
 from arena.services import live_feed
 from arena.services.leaderboards import refit
-from arena.services.matches import run_match
+from arena.services.matches import ANNOUNCED, run_match
 
 _context: Context | None = None  # one per worker process, built on the first job
 
@@ -34,7 +35,8 @@ def run_match_job(match_id: int) -> str:
     ctx = worker_context()
     request = ctx.queue.request_refit if ctx.queue is not None else None
     outcome = run_match(ctx.db, ctx.settings, int(match_id), worker_name(), request, live=ctx.live)
-    live_feed.announce(ctx.db, ctx.live, int(match_id))  # whatever happened: its pages look again
+    if outcome not in ANNOUNCED:  # whatever happened: its pages look again
+        live_feed.announce(ctx.db, ctx.live, int(match_id))
     if ctx.queue is not None and ctx.settings.ladder and outcome != "skipped":
         ctx.queue.wake_ladder()  # its bots are free: the ladder releases their next rotation at once
     return outcome
@@ -44,6 +46,9 @@ def refit_job(game: str, players: int) -> int:
     ctx = worker_context()
     if ctx.queue is not None:
         ctx.queue.refit_started(game, players)
+    started = time.perf_counter()
     fitted = refit(ctx.db, game, int(players))
+    if ctx.queue is not None:
+        ctx.queue.refit_finished(game, int(players), time.perf_counter() - started)
     live_feed.refitted(ctx.live, game, int(players))
     return fitted

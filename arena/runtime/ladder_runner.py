@@ -1,6 +1,7 @@
 """``arena ladder run``: the ladder scheduler process. Any number may run (``arena up`` starts one); a
 Redis lock with an expiry (redis-py's ``Lock``) makes one of them the active scheduler, renewed every tick,
-and a standby takes over within ``lock_s`` when the active one dies.
+and a standby takes over within ``lock_s`` when the active one dies. The lock's value names the holder's
+host and process (``holder_token``).
 
 The active scheduler ticks (``services.ladder_scheduler.tick``) every ``ARENA_LADDER_TICK_MS``, or at once
 when woken (``MatchQueue.wake_ladder``: a bot was submitted), and enqueues what the tick released after its
@@ -12,32 +13,43 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import random
+import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from datetime import timedelta
 
 from redis.exceptions import LockError, RedisError
+from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
 from arena.composition import Context
+from arena.domain.ladder_planner import Table
 from arena.runtime.queue import LADDER_LOCK, MatchQueue
 from arena.services import probation
 from arena.services.ladder_scheduler import TickReport, tick
 from arena.services.ladders import ensure_ladders, ladder_names
 from arena.services.reconcile import reconcile_ladders
-from arena.storage.models import utcnow
+from arena.storage.models import Bot, utcnow
 
 log = logging.getLogger("arena.ladder")
 RECHECK_EVERY_S = 5.0  # how often bots on probation whose back-off is over are health-checked
+
+
+def holder_token() -> str:
+    """The lock's value: which host and process hold it (``GET`` the lock key to see where the active
+    scheduler runs), made unique per acquisition as redis-py's own token is."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex}"
 
 
 class LadderRunner:
     """One scheduler process's loop; ``ticked`` is called after every tick that did something."""
 
     def __init__(self, context: Context, say: Callable[[str], None] | None = None,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None, tell_settling: bool = True) -> None:
         if context.queue is None:
             raise SystemExit("the ladder scheduler needs Redis: set ARENA_REDIS_URL")
         self.context = context
@@ -49,7 +61,11 @@ class LadderRunner:
         self.lock = self._new_lock()
         self.active = False
         self.names: dict[int, str] = {}
+        self.placed: set[int] = set()  # bots whose placement was told: a bot's first table, not every one
         self.settled: dict[int, bool] = {}
+        # False under ``arena demo``, whose own board lines say when a board settles: read from the same
+        # database state, but printed by another process, the two raced and the terminal contradicted itself
+        self.tell_settling = tell_settling
         self.reviewed_at = utcnow()
         self.rechecks: threading.Thread | None = None
 
@@ -63,7 +79,7 @@ class LadderRunner:
         while not stop.is_set():
             try:
                 if not self.active:
-                    self.active = bool(self.lock.acquire(blocking=False))
+                    self.active = bool(self.lock.acquire(blocking=False, token=holder_token()))
                     if not self.active:
                         stop.wait(min(self.tick_s, self.lock_s / 3))
                         continue
@@ -101,15 +117,19 @@ class LadderRunner:
         # a match published while the previous tick ran (finished_at before its commit) is reviewed again,
         # never missed: probation's review is idempotent
         since, self.reviewed_at = self.reviewed_at - timedelta(seconds=self.lock_s), now
+        workers = self.queue.workers()
         with self.context.db.session() as session:
-            report = tick(session, self.context.settings, self.context.settings.deal_key(), self.rng, now, since)
+            report = tick(session, self.context.settings, self.context.settings.deal_key(), self.rng, now, since,
+                          workers=workers)
             if report.created or report.placements:
                 self.names = ladder_names(session)
+            seated = {b for _ladder, table in report.placements for b in table.bot_ids}
+            bots = dict(session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(seated))).all()) if seated else {}
         for match_id in report.cancelled:
             self.queue.cancel(match_id)
         for match_id in report.release:  # after the commit: a worker must find the row QUEUED
             self.queue.enqueue(match_id, at_front=match_id in report.front)
-        self._tell(report, time.perf_counter() - started)
+        self._tell(report, time.perf_counter() - started, bots)
         return report
 
     def start_rechecks(self, stop: threading.Event) -> None:
@@ -130,28 +150,56 @@ class LadderRunner:
         self.rechecks = threading.Thread(target=loop, name="ladder-rechecks", daemon=True)
         self.rechecks.start()
 
-    def _tell(self, report: TickReport, seconds: float) -> None:
+    def _tell(self, report: TickReport, seconds: float, bots: dict[int, str] | None = None) -> None:
         for paused in report.probation:
             self.say(f"bot {paused.bot_id} on probation: {paused.reason}")
-        for ladder_id, table in report.placements:  # reason: "placement of <bot id>"
-            self.say(f"{self.names.get(ladder_id, ladder_id)}: {table.reason.replace('of', 'of bot', 1)}, "
-                     f"table of bots {list(table.bot_ids)}")
+        for ladder_id, table in report.placements:
+            bot_id = placed_bot(table)
+            if bot_id is None or bot_id not in self.placed:
+                self.say(f"{self.names.get(ladder_id, ladder_id)}: {placement_line(table, bots or {})}")
+            if bot_id is not None:
+                self.placed.add(bot_id)
         for ladder_id, settled in report.settled.items():
             if self.settled.get(ladder_id, False) != settled and (settled or ladder_id in self.settled):
-                self.say(f"{self.names.get(ladder_id, ladder_id)}: "
-                         + ("settled, now at the maintenance rate" if settled else "unsettled, full rate"))
+                line = (f"{self.names.get(ladder_id, ladder_id)}: "
+                        + ("settled, now at the maintenance rate" if settled else "unsettled, full rate"))
+                if self.tell_settling:
+                    self.say(line)
+                else:
+                    log.info("%s", line)
             self.settled[ladder_id] = settled
         if report.tables or report.cancelled:
             log.info("ladder tick: %s table(s), %s released, %s cancelled in %.0f ms", report.tables,
                      len(report.release), len(report.cancelled), seconds * 1000)
 
 
-def run_scheduler(context: Context) -> int:
+def placed_bot(table: Table) -> int | None:
+    """The bot a placement table is for (the planner's reason: ``placement of <bot id>``)."""
+    last = table.reason.rsplit(" ", 1)[-1]
+    return int(last) if table.reason.startswith("placement") and last.isdigit() else None
+
+
+def placement_line(table: Table, bots: dict[int, str]) -> str:
+    """``placing pp-random: a table with pp-heuristic and pp-blunders-25`` (by name, as the boards
+    show them). Told once per bot: a provisional bot's later tables are placements too, and the boards'
+    lines show where it is going."""
+    def name(bot_id: int) -> str:
+        return bots.get(bot_id, f"bot {bot_id}")
+
+    placed = placed_bot(table)
+    others = [name(b) for b in table.bot_ids if b != placed]
+    if placed is None:
+        return f"{table.reason}: a table of {', '.join(others)}"
+    listed = " and ".join([", ".join(others[:-1]), others[-1]] if len(others) > 2 else others)
+    return f"placing {name(placed)}: a table with {listed}"
+
+
+def run_scheduler(context: Context, tell_settling: bool = True) -> int:
     """``arena ladder run`` until SIGTERM/SIGINT."""
     import signal
 
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    LadderRunner(context).run(stop)
+    LadderRunner(context, tell_settling=tell_settling).run(stop)
     return 0

@@ -18,7 +18,9 @@ def json_formatter() -> logging.Formatter:
                          rename_fields={"asctime": "time", "levelname": "level", "name": "logger"})
 
 
-def configure_logging(settings: Settings, level: int = logging.INFO) -> None:
+def configure_logging(settings: Settings, level: int | None = None) -> None:
+    """``level``: else ``ARENA_LOG_LEVEL`` (INFO)."""
+    level = level if level is not None else logging.getLevelNamesMapping()[settings.log_level.upper()]
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(json_formatter() if settings.log_json else logging.Formatter(TEXT_FORMAT))
     root = logging.getLogger()

@@ -9,7 +9,7 @@ import time
 from datetime import timedelta
 
 from redis import Redis
-from rq import Queue, Retry
+from rq import Queue, Retry, Worker
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 
@@ -20,7 +20,11 @@ REFIT_FUNCTION = "arena.runtime.jobs.refit_job"
 REFIT_PENDING = "arena:{queue}:refit-pending:{game}:{players}"  # per queue: arenas may share a Redis
 LADDER_WAKE = "arena:{queue}:ladder-wake"  # a list the ladder scheduler blocks on between ticks
 LADDER_LOCK = "arena:{queue}:ladder-scheduler"  # held (with an expiry) by the one active ladder scheduler
+REFIT_COOLDOWN = "arena:{queue}:refit-cooldown:{game}:{players}"  # set by a refit as it ends (``refit_finished``)
+REFIT_SHARE = 0.05  # a board's refits take at most this share of the time: a long refit waits longer for the next
+REFIT_COOLDOWN_MAX_S = 30.0  # however big the board, its fit is never more than this (plus the refit) behind
 REFIT_OVERDUE_S = 30.0  # a delayed refit this late past its time was lost (its scheduler's worker died)
+WAKE_TIMEOUT_S = 1.0  # a ladder wake is a hint: never worth holding a web request longer
 LIVE = {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, JobStatus.DEFERRED}
 
 
@@ -36,6 +40,7 @@ class MatchQueue:
     def __init__(self, redis: Redis, settings: Settings) -> None:
         self.redis = redis
         self.settings = settings
+        self._wake_redis: Redis | None = None
         self.queue = Queue(settings.queue_name, connection=redis)
 
     def enqueue(self, match_id: int, at_front: bool = False) -> None:
@@ -53,23 +58,34 @@ class MatchQueue:
 
     def request_refit(self, game: str, players: int) -> bool:
         """Queue a refit of one leaderboard unless one is already waiting (a burst of finished matches
-        costs one refit; the job clears the flag when it starts, so later matches ask again).
+        costs one refit; the job clears the flag when it starts, so later matches ask again). One Redis
+        round trip when a refit is already waiting (every match but the first of a burst).
+
+        The refit waits ``refit_delay_s``, or longer after a long refit of the same board (``refit_finished``):
+        refitting a big board (O(matches)) then costs at most ``REFIT_SHARE`` of the time, and 100,000 stored
+        matches do not slow every match down.
 
         A delayed refit rests on RQ's scheduler, which runs inside one worker; when that worker is
         killed, the others take the scheduler over only at their next maintenance. So a request that
         finds a flag overdue by ``REFIT_OVERDUE_S`` queues the refit at once instead of waiting."""
-        key = REFIT_PENDING.format(queue=self.settings.queue_name, game=game, players=players)
-        delay = max(0.0, self.settings.refit_delay_s)
+        names = {"queue": self.settings.queue_name, "game": game, "players": players}
+        key = REFIT_PENDING.format(**names)
+        now = time.time()
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.set(key, repr(now), nx=True, ex=600)
+        pipe.pttl(REFIT_COOLDOWN.format(**names))
+        pipe.get(key)
+        flagged, cooldown_ms, requested = pipe.execute()
+        delay = max(0.0, self.settings.refit_delay_s, (cooldown_ms or 0) / 1000)
         options = {"job_timeout": self.settings.job_timeout_s, "retry": Retry(max=3, interval=[1, 5, 15]),
                    "result_ttl": 600, "failure_ttl": 24 * 3600, "at_front": True}
-        now = time.time()
-        if self.redis.set(key, repr(now), nx=True, ex=600):
+        if flagged:
             if delay > 0:  # gather the matches that finish meanwhile into the same refit
                 self.queue.enqueue_in(timedelta(seconds=delay), REFIT_FUNCTION, game, players, **options)
             else:
                 self.queue.enqueue(REFIT_FUNCTION, game, players, **options)
             return True
-        requested = _as_time(self.redis.get(key))
+        requested = _as_time(requested)
         if requested is None or now - requested < delay + REFIT_OVERDUE_S:
             return False
         self.redis.set(key, repr(now), ex=600)
@@ -79,10 +95,29 @@ class MatchQueue:
     def refit_started(self, game: str, players: int) -> None:
         self.redis.delete(REFIT_PENDING.format(queue=self.settings.queue_name, game=game, players=players))
 
+    def refit_finished(self, game: str, players: int, seconds: float) -> None:
+        """A refit of the board took ``seconds``: its next refit waits long enough that refits take at most
+        ``REFIT_SHARE`` of the time (capped at ``REFIT_COOLDOWN_MAX_S``). Not with ``refit_delay_s`` 0, which
+        asks for a refit after every match."""
+        wait_s = min(REFIT_COOLDOWN_MAX_S, seconds * (1 / REFIT_SHARE - 1))
+        if self.settings.refit_delay_s > 0 and wait_s > self.settings.refit_delay_s:
+            self.redis.set(REFIT_COOLDOWN.format(queue=self.settings.queue_name, game=game, players=players), "1",
+                           px=int(wait_s * 1000))
+
     def wake_ladder(self) -> None:
-        """Have the ladder scheduler tick now (a bot was submitted, resumed or published a new version)."""
+        """Have the ladder scheduler tick now (a bot was submitted, resumed or published a new version).
+
+        On a connection of its own that gives up after ``WAKE_TIMEOUT_S``: a wake is only a hint (the next
+        tick sees the change anyway), and the web request that submitted the bot waits for it. On the
+        queue's connection (30 s) a submission committed just before Redis was cut off answered 27 s later,
+        close to gunicorn's 30 s limit (the cluster test's web/db partition, the ladder running)."""
+        if self._wake_redis is None:
+            kwargs = dict(self.redis.connection_pool.connection_kwargs)
+            kwargs.update(socket_timeout=WAKE_TIMEOUT_S, socket_connect_timeout=WAKE_TIMEOUT_S)
+            self._wake_redis = Redis(connection_pool=self.redis.connection_pool.__class__(
+                connection_class=self.redis.connection_pool.connection_class, max_connections=4, **kwargs))
         key = LADDER_WAKE.format(queue=self.settings.queue_name)
-        pipe = self.redis.pipeline()
+        pipe = self._wake_redis.pipeline()
         pipe.rpush(key, "1")
         pipe.expire(key, 60)
         pipe.execute()
@@ -95,17 +130,35 @@ class MatchQueue:
             self.redis.delete(key)
         return woken
 
-    def is_live(self, match_id: int) -> bool:
-        """True when RQ holds a job for this match that will still run (queued, started, scheduled)."""
+    def is_live(self, match_id: int, now: float | None = None) -> bool:
+        """True when RQ holds a job for this match that will still run (queued, started, scheduled).
+
+        Only asked about matches the database still calls ``queued``, i.e. not claimed yet. A job RQ
+        calls started that long ago without a claim was taken by a worker that died between dequeue and
+        claim: RQ keeps calling it started until its registries are cleaned (every ten minutes), so it is
+        not live once it is older than a lease (a live worker claims within milliseconds of starting)."""
         try:
             job = Job.fetch(job_id(match_id), connection=self.redis)
         except NoSuchJobError:
             return False
-        return job.get_status(refresh=False) in LIVE
+        status = job.get_status(refresh=False)
+        if status == JobStatus.QUEUED:  # and still in the queue: a worker killed right after its dequeue
+            # (RQ moves the id to the worker's intermediate queue, then marks it started) left it "queued"
+            # until RQ's maintenance, ten minutes on. A live worker's move lasts milliseconds; were one
+            # caught in it, the match's claim keeps the second job from playing it again.
+            return self.redis.lpos(self.queue.key, job.id) is not None
+        if status == JobStatus.STARTED and job.started_at is not None:
+            now = time.time() if now is None else now
+            return now - job.started_at.timestamp() <= self.settings.match_lease_s
+        return status in LIVE
 
     def cancel(self, match_id: int) -> None:
         with contextlib.suppress(Exception):  # best effort: the database status decides
             Job.fetch(job_id(match_id), connection=self.redis).cancel()
+
+    def workers(self) -> int:
+        """Workers registered on this queue (a worker killed with -9 stays counted until RQ prunes it)."""
+        return Worker.count(connection=self.redis, queue=self.queue)
 
     def depth(self) -> int:
         return len(self.queue)

@@ -57,6 +57,7 @@ class Stack:
     stop_requested: threading.Event = field(default_factory=threading.Event)
     stopped: bool = False
     output: Callable[[str], None] | None = None  # given: the workers' lines come here (``terminal.say``)
+    scheduler_args: tuple[str, ...] = ()  # extra arguments of ``arena ladder run``
 
     # -- signals -------------------------------------------------------------------------------------
 
@@ -105,10 +106,13 @@ class Stack:
         self.supervisor.start()
         if self.settings.ladder:
             self.scheduler = Supervisor(worker_env(self.settings), 1, output=self.output, label="ladder scheduler",
-                                        command=[sys.executable, "-m", "arena.cli", "ladder", "run"])
+                                        command=self.scheduler_command())
             self.scheduler.start()
         threading.Thread(target=self.server.serve_forever, name="arena-web", daemon=True).start()
         return self.context
+
+    def scheduler_command(self) -> list[str]:
+        return [sys.executable, "-m", "arena.cli", "ladder", "run", *self.scheduler_args]
 
     @property
     def redis_label(self) -> str:
@@ -143,6 +147,8 @@ class Stack:
         if closing is not None:
             closing.join(timeout=2)
             self.server.server_close()
+        if self.context is not None and self.context.live is not None:
+            self.context.live.close()  # before Redis: else its subscription says "lost" while the arena stops
         if self.redis is not None:
             self.redis.stop()
         elapsed = time.monotonic() - started

@@ -26,11 +26,24 @@ def create_account(session: Session, name: str, admin: bool = False) -> tuple[Ac
         raise Invalid("name must be 2-40 characters: letters, digits, '_', '.', '-', starting with a letter or digit")
     if session.scalar(select(Account.id).where(Account.name == name)) is not None:
         raise Conflict(f"the name {name!r} is taken")
-    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = _new_token()
     account = Account(name=name, token_hash=hash_token(token), is_admin=admin)
     session.add(account)
     session.flush()
     return account, token
+
+
+def issue_token(session: Session, account: Account) -> str:
+    """A new token for the account, returned once; the one it had stops working. The sign-up page issues
+    the token on the page that shows it, so that it never waits anywhere (a cookie, a store) in between."""
+    token = _new_token()
+    account.token_hash = hash_token(token)
+    session.flush()
+    return token
+
+
+def _new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
 def authenticate(session: Session, token: str | None) -> Account | None:

@@ -63,13 +63,16 @@ def resume(db: Database, bot_id: int, account_id: int, settings: Settings,
 
 
 def effective_capacity(bot: Bot, settings: Settings) -> int:
-    """How many ladder matches the bot may play at once: its owner's setting, what it declares in
-    ``GET /`` (``capacity``), and the arena's cap, whichever is smallest."""
+    """How many ladder matches the bot may play at once, never above the arena's cap: what it declares in
+    ``GET /`` (``capacity``: the bot knows what it can serve, more or less than its owner set), else its
+    owner's setting (default 1). A declaration is what lets a threaded bot (the SDK's) play a newcomer's
+    placement while it is at another table, so the newcomer's first match need not wait for it."""
     declared = bot.info.get("capacity") if isinstance(bot.info, dict) else None
-    limits = [bot.capacity or 1, settings.ladder_max_capacity]
     if isinstance(declared, int) and not isinstance(declared, bool) and declared >= 1:
-        limits.append(declared)
-    return max(1, min(limits))
+        wanted = declared
+    else:
+        wanted = bot.capacity or 1
+    return max(1, min(wanted, settings.ladder_max_capacity))
 
 
 def set_capacity(session: Session, bot_id: int, account: Account, capacity: Any, settings: Settings) -> Bot:

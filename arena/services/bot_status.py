@@ -1,4 +1,4 @@
-"""Reads for a bot's owner and its page: ladder state, versions, events, recent ladder matches, and
+"""Reads for a bot's owner and its page: ladder state, versions, events, the ladders it played on, and
 the "My bots" overview (one pass over the account's bots, a few queries whatever their number)."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from sqlalchemy.orm import Session
 
 from arena.config import Settings
 from arena.domain.ladder_state import BotLadderState, ladder_state
-from arena.services import bot_events, page_queries
+from arena.services import bot_events
 from arena.services.bot_owner import effective_capacity
 from arena.services.bot_versions import lineage_of, versions
 from arena.services.bots import bot_json
-from arena.storage.models import Account, Bot, Fault, Match, MatchSeat, Rating
+from arena.storage.models import Account, Bot, Fault, Ladder, LiveRating, Match, MatchSeat, Rating
 
 RECENT_FAULTS = 5
 
@@ -48,12 +48,17 @@ def versions_json(session: Session, bot: Bot) -> list[dict[str, Any]]:
              "current": v.id == bot.id} for v in versions(session, bot)]
 
 
-def ladder_matches(session: Session, bot_id: int, limit: int = 10) -> list[dict[str, Any]]:
-    """The bot's newest ladder matches (a sealed one shows no result: ``page_queries.match_rows``)."""
-    ids = list(session.scalars(select(MatchSeat.match_id).join(Match, Match.id == MatchSeat.match_id)
-                               .where(MatchSeat.bot_id == bot_id, Match.ladder_id.is_not(None))
-                               .order_by(MatchSeat.match_id.desc()).limit(limit)))
-    return page_queries.match_rows(session, ids)
+def ladders_played(session: Session, bot: Bot) -> list[dict[str, Any]]:
+    """The ladders of the bot's game it has played matches on (one per table size, so a few at most):
+    the bot page links to each one's share of the bot's matches. Only the boards it is rated on are
+    looked into (a board it never played would walk all its matches to find none there)."""
+    boards = select(LiveRating.players).where(LiveRating.bot_id == bot.id, LiveRating.game == bot.game)
+    played = (select(MatchSeat.match_id).join(Match, Match.id == MatchSeat.match_id)
+              .where(MatchSeat.bot_id == bot.id, Match.ladder_id == Ladder.id).exists())
+    rows = session.execute(select(Ladder.id, Ladder.game, Ladder.players)
+                           .where(Ladder.game == bot.game, Ladder.players.in_(boards), played)
+                           .order_by(Ladder.players))
+    return [dict(row._mapping) for row in rows]
 
 
 def events_json(session: Session, bot: Bot, owner_view: bool, limit: int = 30) -> list[dict[str, Any]]:
@@ -98,6 +103,6 @@ def owner_bots(session: Session, account: Account, settings: Settings) -> list[d
 
 
 def page_sections(session: Session, bot: Bot, owner_view: bool) -> dict[str, Any]:
-    """What the bot page's ladder blocks show: state, versions, recent ladder matches, the event log."""
+    """What the bot page's ladder blocks show: state, versions, the ladders it played on, the event log."""
     return {"ladder": status(session, bot).to_json(), "versions": versions_json(session, bot),
-            "ladder_matches": ladder_matches(session, bot.id), "events": events_json(session, bot, owner_view)}
+            "ladders_played": ladders_played(session, bot), "events": events_json(session, bot, owner_view)}

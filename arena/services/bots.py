@@ -96,7 +96,7 @@ def submit_bot(db: Database, owner_id: int, name: Any, url: Any, game: Any, sett
     takes seconds, and SQLite has one write lock for everybody). Returns the bot's JSON and secret."""
     name, url, game = _validate(name, url, game)
     with db.session(readonly=True) as session:
-        _name_free(session, owner_id, name)
+        _name_free(session, owner_id, name, game=game)
     secret = secrets.token_hex(24)
     report = _health(url, secret, game, settings, health_check, "the bot failed its health check")
     with db.session() as session:
@@ -110,7 +110,9 @@ def submit_bot(db: Database, owner_id: int, name: Any, url: Any, game: Any, sett
         return data, secret
 
 
-def _name_free(session: Session, owner_id: int, name: str, bot_id: int | None = None) -> None:
+def _name_free(session: Session, owner_id: int, name: str, bot_id: int | None = None, game: str | None = None) -> None:
+    """Refuse a name the owner already uses, or (with ``game``) one that looks like another owner's bot of
+    that game: match lists, replays and head-to-head pages name bots without their owners."""
     query = select(Bot.id).where(Bot.owner_id == owner_id, Bot.name == name)
     if bot_id is not None:
         query = query.where(Bot.id != bot_id)
@@ -118,6 +120,22 @@ def _name_free(session: Session, owner_id: int, name: str, bot_id: int | None = 
     if taken is not None:
         hint = ": it is retired; publish a new version of it to bring it back" if taken.retired_at else ""
         raise Conflict(f"you already have a bot called {name!r}{hint}")
+    if game is not None:
+        wanted = look_alike(name)
+        for other in session.scalars(select(Bot.name).where(Bot.game == game, Bot.owner_id != owner_id)):
+            if look_alike(other) == wanted:
+                raise Conflict(f"{name!r} looks like {other!r}, another owner's bot: choose a name of your own")
+
+
+_CONFUSABLE = str.maketrans({"0": "o", "1": "l", "i": "l", "5": "s", "_": "-", " ": "-", ".": "-", "+": "-"})
+_SEPARATORS = re.compile(r"-+")
+
+
+def look_alike(name: str) -> str:
+    """What a bot name looks like on a page: case, separators and the ASCII letters that pass for one
+    another folded ("PP_heur1stic" and "pp-heuristic" look alike; "rn" reads as "m", "vv" as "w")."""
+    text = name.casefold().replace("rn", "m").replace("vv", "w").translate(_CONFUSABLE)
+    return _SEPARATORS.sub("-", text).strip("-")
 
 
 def _health(url: str, secret: str, game: str, settings: Settings, health_check: HealthCheck,
@@ -132,7 +150,7 @@ def _health(url: str, secret: str, game: str, settings: Settings, health_check: 
 
 def _store(session: Session, owner: Account, name: str, url: str, game: str, secret: str,
            info: dict[str, Any]) -> Bot:
-    _name_free(session, owner.id, name)  # again: another request may have taken the name meanwhile
+    _name_free(session, owner.id, name, game=game)  # again: another request may have taken it meanwhile
     bot = Bot(owner_id=owner.id, owner=owner, name=name, url=url, game=game, secret=secret, info=info,
               status=BotStatus.ACTIVE)
     session.add(bot)
@@ -214,7 +232,7 @@ def _checked_changes(session: Session, bot: Bot, changes: dict[str, Any]) -> tup
     if "status" in changes and changes["status"] not in (BotStatus.ACTIVE, BotStatus.DISABLED):
         raise Invalid("status must be 'active' or 'disabled'")
     if name != bot.name:
-        _name_free(session, bot.owner_id, name, bot.id)
+        _name_free(session, bot.owner_id, name, bot.id, bot.game)
     return name, url
 
 

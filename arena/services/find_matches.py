@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session, aliased
 from arena.services.errors import MAX_ID, Invalid, NotFound
 from arena.services.page_queries import bot_names, match_rows
 from arena.services.publication import PUBLIC
-from arena.storage.models import Bot, Match, MatchSeat, MatchStatus
+from arena.storage.models import Bot, Ladder, Match, MatchSeat, MatchStatus
 from referee.games import GAMES
 
 PAGE_SIZE = 50
@@ -198,4 +198,6 @@ def match_index(session: Session, f: MatchFilter) -> dict[str, Any]:
     if missing:
         raise NotFound(f"no bot {missing[0]}")
     record = head_to_head(session, f.bot, f.opponent) if f.bot is not None and f.opponent is not None else None
-    return {"listing": find_matches(session, f), "record": record, "names": names}
+    ladder = session.get(Ladder, f.ladder) if f.ladder is not None else None  # the heading names it
+    board = {"id": ladder.id, "game": ladder.game, "players": ladder.players} if ladder is not None else None
+    return {"listing": find_matches(session, f), "record": record, "names": names, "ladder": board}

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from dataclasses import replace as with_fields
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import Select, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from arena.config import Settings
@@ -34,7 +34,7 @@ from arena.domain.ladder_planner import (
     choose_tables,
     ladder_settled,
     pair_key,
-    settled_width,
+    placing,
     share_slots,
 )
 from arena.domain.schedules import table_seeds
@@ -48,6 +48,7 @@ UNRATED_HALF_WIDTH = 700.0  # Elo either side of the prior for a bot with no fit
 RECENT_TABLES = 200  # the ladder's latest tables whose pairings the planner is told about
 ACTIVE = (MatchStatus.QUEUED, MatchStatus.RUNNING)
 OWED = (MatchStatus.SCHEDULED, *ACTIVE)
+UNSTARTED = (MatchStatus.SCHEDULED, MatchStatus.QUEUED)
 
 
 @dataclass
@@ -84,73 +85,93 @@ def eligible(bot: Bot) -> bool:
 
 
 def tick(session: Session, settings: Settings, deal_key: bytes, rng: random.Random,
-         now: datetime | None = None, review_since: datetime | None = None) -> TickReport:
+         now: datetime | None = None, review_since: datetime | None = None, workers: int = 0) -> TickReport:
     """Put on probation the bots whose ladder matches published since ``review_since`` fault too often,
-    cancel what a bot off the ladder still owes, plan new tables, release what capacity allows."""
+    cancel what a bot off the ladder still owes, plan new tables, release what capacity allows.
+
+    ``workers``: the match workers listening (0: unknown). The ladder's owed matches then leave
+    ``ARENA_LADDER_SPARE_WORKERS`` of them free, so a newcomer's first match finds a worker at once
+    instead of waiting for a match to end; only newcomers' first matches may take the spare ones."""
     now = now or utcnow()
     report = TickReport()
     ladders = list(session.scalars(select(Ladder).order_by(Ladder.id).with_for_update()))
     if not ladders:
         return report
     if review_since is not None:
-        report.probation = probation.review(session, _played_since(session, review_since), settings, now)
+        report.probation = probation.review(session, _played_since(session, ladders, review_since), settings, now)
     games = {ladder.game for ladder in ladders}
     bots = {bot.id: bot for bot in session.scalars(select(Bot).where(Bot.game.in_(games)))}
     report.cancelled = _cancel_off_ladder(session, {b for b, bot in bots.items() if not eligible(bot)})
     load = _load(session)
     _plan(session, settings, deal_key, rng, now, ladders, bots, load, report)
-    _release(session, settings, ladders, bots, load, report)
+    _release(session, settings, ladders, bots, load, report, workers)
     return report
 
 
-def _played_since(session: Session, since: datetime) -> list[int]:
-    """Bots with a ladder match published since ``since`` (the ones whose fault rate may have moved)."""
-    return list(session.scalars(select(MatchSeat.bot_id).join(Match, Match.id == MatchSeat.match_id)
-                                .where(Match.ladder_id.is_not(None), Match.status == MatchStatus.FINISHED,
-                                       Match.finished_at >= since).distinct()))
+def _played_since(session: Session, ladders: list[Ladder], since: datetime) -> list[int]:
+    """Bots with a ladder match published since ``since`` (the ones whose fault rate may have moved): by
+    board, so ``ix_matches_board_finished`` finds them without a scan of every match."""
+    bots: set[int] = set()
+    for game, players in {(ladder.game, ladder.players) for ladder in ladders}:  # one index range per board
+        published = select(Match.id).where(Match.game == game, Match.num_players == players,
+                                           Match.status == MatchStatus.FINISHED, Match.finished_at >= since,
+                                           Match.ladder_id.is_not(None))
+        bots.update(session.scalars(select(MatchSeat.bot_id).where(MatchSeat.match_id.in_(published))))
+    return sorted(bots)
 
 
 def _cancel_off_ladder(session: Session, off: set[int]) -> list[int]:
-    """Ladder matches not yet started that seat a bot no longer on the ladder are cancelled (its deal then
-    publishes the rotations already played)."""
+    """The tables seating a bot no longer on the ladder are cancelled, but only those none of whose
+    rotations has started: a started table is played out (its bots' pause, retirement or probation takes
+    effect after it). A table's rotations deal the same cards to every seat in turn, so luck cancels only
+    over all of them; cancelling the twins of a played rotation let a bot that saw that rotation go its
+    way (its rank comes with ``/end``; a running one shows it its hand) pause itself and keep only the
+    lucky rotation rated."""
     if not off:
         return []
-    ids = list(session.scalars(
-        select(Match.id).join(MatchSeat, MatchSeat.match_id == Match.id)
-        .where(Match.ladder_id.is_not(None), Match.status.in_([MatchStatus.SCHEDULED, MatchStatus.QUEUED]),
-               MatchSeat.bot_id.in_(off)).distinct().order_by(Match.id)))
+    rows = session.execute(
+        select(Match.id, Match.ladder_id, Match.seed).join(MatchSeat, MatchSeat.match_id == Match.id)
+        .where(Match.ladder_id.is_not(None), Match.status.in_(UNSTARTED), MatchSeat.bot_id.in_(off))
+        .distinct().order_by(Match.id)).all()
     cancelled = []
-    for match_id in ids:
-        done = session.execute(update(Match).where(Match.id == match_id,
-                                                   Match.status.in_([MatchStatus.SCHEDULED, MatchStatus.QUEUED]))
-                               .values(status=MatchStatus.CANCELLED, finished_at=utcnow())
-                               .execution_options(synchronize_session=False))
-        if done.rowcount == 1:
-            close_deal(session, match_id)
-            cancelled.append(match_id)
+    for deal in sorted({(ladder_id, seed) for _id, ladder_id, seed in rows}):
+        rotations = session.execute(select(Match.id, Match.status).where(
+            Match.ladder_id == deal[0], Match.seed == deal[1]).order_by(Match.id)).all()
+        if any(status not in (*UNSTARTED, MatchStatus.CANCELLED) for _id, status in rotations):
+            continue  # started: played out
+        for match_id, _status in rotations:
+            done = session.execute(update(Match).where(Match.id == match_id, Match.status.in_(UNSTARTED))
+                                   .values(status=MatchStatus.CANCELLED, finished_at=utcnow())
+                                   .execution_options(synchronize_session=False))
+            if done.rowcount == 1:
+                close_deal(session, match_id)
+                cancelled.append(match_id)
     return cancelled
 
 
 def _load(session: Session) -> Load:
+    """From the matches owed, queued or running alone (``ix_matches_status_id``): never a scan of the
+    matches played."""
     load = Load()
     rows = session.execute(
-        select(MatchSeat.bot_id, Match.ladder_id, Match.seed, Match.status)
+        select(MatchSeat.bot_id, Match.id, Match.ladder_id, Match.seed, Match.status)
         .join(Match, Match.id == MatchSeat.match_id)
-        .where(or_(and_(Match.ladder_id.is_not(None), Match.status.in_(OWED)), Match.status == MatchStatus.RUNNING))
+        .where(Match.status.in_(OWED), or_(Match.ladder_id.is_not(None), Match.status == MatchStatus.RUNNING))
     ).all()
     tables: dict[tuple[int, int], set[int]] = defaultdict(set)
-    for bot_id, ladder_id, seed, status in rows:
+    active: dict[int, set[int]] = defaultdict(set)  # ladder -> its matches queued or running
+    for bot_id, match_id, ladder_id, seed, status in rows:
         if status in ACTIVE:
             load.active[bot_id] += 1
+            if ladder_id is not None:
+                active[ladder_id].add(match_id)
         if ladder_id is not None:
             tables[(ladder_id, seed)].add(bot_id)
     for bots in tables.values():
         for bot_id in bots:
             load.tables[bot_id] += 1
     load.open_tables = len(tables)
-    load.ladder_active.update(dict(session.execute(
-        select(Match.ladder_id, func.count()).where(Match.ladder_id.is_not(None), Match.status.in_(ACTIVE))
-        .group_by(Match.ladder_id)).all()))
+    load.ladder_active.update({ladder_id: len(ids) for ladder_id, ids in active.items()})
     return load
 
 
@@ -188,27 +209,33 @@ def _recent(session: Session, ladder: Ladder) -> dict[tuple[int, int], int]:
     return dict(met)
 
 
-def _created_since(session: Session, since: datetime) -> dict[int, int]:
-    return dict(session.execute(select(Match.ladder_id, func.count())
-                                .where(Match.ladder_id.is_not(None), Match.created_at >= since)
-                                .group_by(Match.ladder_id)).all())
+def created_since_query(ladder_ids: list[int], since: datetime) -> Select[tuple[int | None, int]]:
+    """The ladders' matches created since ``since``: one range of ``ix_matches_ladder_created`` per ladder
+    (revision 0009), so a tick costs what the last hour created, not every match ever stored."""
+    return (select(Match.ladder_id, func.count())
+            .where(Match.ladder_id.in_(ladder_ids), Match.created_at >= since).group_by(Match.ladder_id))
+
+
+def _created_since(session: Session, ladder_ids: list[int], since: datetime) -> dict[int, int]:
+    return {ladder_id: count for ladder_id, count in session.execute(created_since_query(ladder_ids, since)).all()
+            if ladder_id is not None}
 
 
 def _plan(session: Session, settings: Settings, deal_key: bytes, rng: random.Random, now: datetime,
           ladders: list[Ladder], bots: dict[int, Bot], load: Load, report: TickReport) -> None:
     """Split the arena's room for new tables fairly between the running ladders, then let the planner fill
     each ladder's share."""
-    last_hour = _created_since(session, now - timedelta(hours=1))
+    last_hour = _created_since(session, [ladder.id for ladder in ladders], now - timedelta(hours=1))
     hour_room = settings.ladder_per_hour - sum(last_hour.values())
     demand: dict[int, int] = {}
     weights: dict[int, float] = {}
     pools: dict[int, list[Entrant]] = {}
-    widths: dict[int, float] = {}
+    was: dict[int, bool] = {}
     for ladder in ladders:
         entrants = _entrants(session, settings, ladder, bots, load)
         was_settled = ladder.settled_at is not None  # hysteresis: noise alone does not reopen a settled board
         settled = len(entrants) >= ladder.players and ladder_settled(entrants, was_settled)
-        widths[ladder.id] = settled_width(was_settled)
+        was[ladder.id] = was_settled
         report.settled[ladder.id] = settled
         if settled and ladder.settled_at is None:
             ladder.settled_at = now
@@ -223,7 +250,9 @@ def _plan(session: Session, settings: Settings, deal_key: bytes, rng: random.Ran
         want = min(free_seats // ladder.players,
                    max(0, tuned["per_hour"] - last_hour.get(ladder.id, 0)) // ladder.players,
                    max(0, hour_room) // ladder.players)
-        if settled and want:  # a settled board plays at the maintenance rate, evenly spaced
+        # a settled board plays at the maintenance rate, evenly spaced; while a bot is being placed on it,
+        # its tables go at the full rate (the planner lets only the bots being placed start tables)
+        if settled and want and not placing(entrants):
             spacing = timedelta(hours=ladder.players / max(tuned["maintenance_per_hour"], 1e-9))
             due = ladder.last_scheduled_at is None or _aware(ladder.last_scheduled_at) + spacing <= now
             want = 1 if due and tuned["maintenance_per_hour"] > 0 else 0
@@ -240,7 +269,7 @@ def _plan(session: Session, settings: Settings, deal_key: bytes, rng: random.Ran
         ladder = by_id[ladder_id]
         pool = [e for e in pools[ladder_id] if load.tables[e.bot_id] < capacity(bots[e.bot_id], settings)]
         for table in choose_tables(pool, ladder.players, slots, _recent(session, ladder), rng,
-                                   settled_width=widths[ladder_id]):
+                                   was_settled=was[ladder_id]):
             _store_table(session, ladder, table, deal_key, now)
             for bot_id in table.bot_ids:
                 load.tables[bot_id] += 1
@@ -307,10 +336,32 @@ def _store_table(session: Session, ladder: Ladder, table: Table, deal_key: bytes
     session.flush()
 
 
+def release_room(settings: Settings, workers: int) -> tuple[int, int]:
+    """Ladder matches that may be queued or running at once: (any match, a newcomer's first match). With
+    ``workers`` known, the others leave the spare workers free for newcomers (one worker: no spare)."""
+    if workers <= 0:
+        return settings.ladder_in_flight, settings.ladder_in_flight
+    placing = min(settings.ladder_in_flight, workers)
+    return min(placing, max(1, workers - settings.ladder_spare_workers)), placing
+
+
+def _ever_released(session: Session, bot_ids: set[int]) -> set[int]:
+    """The bots among ``bot_ids`` that ever had a match given to the workers: one probe of
+    ``ix_match_seats_bot_match`` per bot that stops at its first such match (reading every seat of every
+    waiting bot made each tick cost what the arena ever played)."""
+    if not bot_ids:
+        return set()
+    released = select(MatchSeat.match_id).join(Match, Match.id == MatchSeat.match_id).where(
+        MatchSeat.bot_id == Bot.id, Match.status != MatchStatus.SCHEDULED)
+    return set(session.scalars(select(Bot.id).where(Bot.id.in_(bot_ids), released.exists())))
+
+
 def _release(session: Session, settings: Settings, ladders: list[Ladder], bots: dict[int, Bot], load: Load,
-             report: TickReport) -> None:
-    """Scheduled matches, oldest first, whose bots all have room and whose ladder and arena have room."""
+             report: TickReport, workers: int = 0) -> None:
+    """Scheduled matches, newcomers' first ones first, then oldest first, whose bots all have room and whose
+    ladder and arena have room."""
     limits = {ladder.id: effective_settings(ladder, settings)["in_flight"] for ladder in ladders}
+    room, placing_room = release_room(settings, workers)
     total = sum(load.ladder_active.values())
     rows = session.execute(
         select(Match.id, Match.ladder_id, MatchSeat.bot_id).join(MatchSeat, MatchSeat.match_id == Match.id)
@@ -321,15 +372,14 @@ def _release(session: Session, settings: Settings, ladders: list[Ladder], bots: 
         seats[match_id].append(bot_id)
         ladder_of[match_id] = ladder_id
     waiting = {b for seated in seats.values() for b in seated}
-    played = set(session.scalars(select(MatchSeat.bot_id).join(Match, Match.id == MatchSeat.match_id)
-                                 .where(MatchSeat.bot_id.in_(waiting), Match.status != MatchStatus.SCHEDULED)
-                                 .distinct())) if waiting else set()
+    played = _ever_released(session, waiting)
     # a newcomer's first match (a bot that never had one released) goes first, then the oldest owed
     newcomer_first = sorted(seats, key=lambda m: (all(b in played for b in seats[m]), m))
     for match_id in newcomer_first:
         seated = seats[match_id]
-        if total >= settings.ladder_in_flight:
-            break
+        first = any(b not in played for b in seated)
+        if total >= (placing_room if first else room):
+            continue
         ladder_id = ladder_of[match_id]
         if load.ladder_active[ladder_id] >= limits.get(ladder_id, settings.ladder_in_flight):
             continue
@@ -344,6 +394,6 @@ def _release(session: Session, settings: Settings, ladders: list[Ladder], bots: 
         load.ladder_active[ladder_id] += 1
         total += 1
         report.release.append(match_id)
-        if any(b not in played for b in seated):
+        if first:
             report.front.add(match_id)
             played.update(seated)

@@ -146,11 +146,14 @@ def matches_per_hour(session: Session, ladder_id: int) -> int:
 
 def ladder_state(session: Session, ladder: Ladder) -> dict[str, Any]:
     """What a leaderboard page shows of its ladder: running or paused, matches per hour now, how many of its
-    bots are provisional, when the table was refitted, whether it has settled."""
+    bots are provisional, when the table was refitted, whether it has settled or still waits for bots."""
     provisional, rated = session.execute(
         select(func.count().filter(Rating.provisional.is_(True)), func.count())
         .where(Rating.game == ladder.game, Rating.players == ladder.players)).one()
     fit = session.get(LeaderboardFit, (ladder.game, ladder.players))
+    bots = session.scalar(select(func.count()).select_from(Bot).where(
+        Bot.game == ladder.game, Bot.status == BotStatus.ACTIVE, Bot.paused_by.is_(None),
+        Bot.retired_at.is_(None))) or 0
     return {
         "id": ladder.id, "game": ladder.game, "players": ladder.players, "status": ladder.status,
         "paused_reason": ladder.paused_reason, "tables": ladder.tables,
@@ -158,7 +161,8 @@ def ladder_state(session: Session, ladder: Ladder) -> dict[str, Any]:
         "settled_at": ladder.settled_at.isoformat() if ladder.settled_at else None,
         "last_scheduled_at": ladder.last_scheduled_at.isoformat() if ladder.last_scheduled_at else None,
         "matches_per_hour": matches_per_hour(session, ladder.id),
-        "rated": rated or 0, "provisional": provisional or 0,
+        "rated": rated or 0, "provisional": provisional or 0, "bots": bots,
+        "waiting": bots < ladder.players,  # too few bots for a table: nothing to place or settle yet
         "refitted_at": fit.updated_at.isoformat() if fit else None,
     }
 
@@ -173,14 +177,16 @@ def ladder_json(session: Session, ladder: Ladder, settings: Settings) -> dict[st
     """A ladder for the API, the CLI and its page: its state, its settings and its matches by status."""
     counts = dict(session.execute(select(Match.status, func.count()).where(Match.ladder_id == ladder.id)
                                   .group_by(Match.status)).all())
-    bots = session.scalar(select(func.count()).select_from(Bot).where(
-        Bot.game == ladder.game, Bot.status == BotStatus.ACTIVE, Bot.paused_by.is_(None),
-        Bot.retired_at.is_(None))) or 0
     return {**ladder_state(session, ladder), "settings": effective_settings(ladder, settings),
-            "overrides": dict(ladder.settings or {}), "bots": bots,
+            "overrides": dict(ladder.settings or {}),
             "matches": {status.value: counts.get(status, 0) for status in MatchStatus}}
 
 
+def board_label(game: str, players: int) -> str:
+    """A board (and its ladder) as the terminal names it: "game, N players", one name on every line."""
+    return f"{game}, {players} players"
+
+
 def ladder_names(session: Session) -> dict[int, str]:
-    """Ladder id -> "game, N players", for what the scheduler prints."""
-    return {ladder.id: f"{ladder.game}, {ladder.players} players" for ladder in list_ladders(session)}
+    """Ladder id -> ``board_label``, for what the scheduler prints."""
+    return {ladder.id: board_label(ladder.game, ladder.players) for ladder in list_ladders(session)}

@@ -17,10 +17,10 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
-from sqlalchemy import delete, func, insert, select, text
+from sqlalchemy import bindparam, delete, func, insert, select, text
 from sqlalchemy.orm import Session
 
-from arena.ratings.leaderboard import LeaderboardRow, packed_leaderboard
+from arena.ratings.leaderboard import LeaderboardRow, refit_leaderboard
 from arena.ratings.live import LiveElo
 from arena.ratings.outcomes import MatchOutcome
 from arena.ratings.packed import PackedLog, from_ids
@@ -28,7 +28,7 @@ from arena.ratings.provisional import PROVISIONAL_WIDTH_ELO, is_settled
 from arena.services import outcome_store
 from arena.services.errors import Invalid, NotFound
 from arena.services.ladders import board_state
-from arena.storage.db import Database
+from arena.storage.db import Database, core
 from arena.storage.history_models import RatingPoint
 from arena.storage.models import (
     Account,
@@ -41,6 +41,7 @@ from arena.storage.models import (
     MatchStatus,
     Rating,
 )
+from arena.storage.upsert import upsert
 from referee.games import GAMES
 
 BOOTSTRAP_SEED = 20261129  # fixed: the same log always gives the same table
@@ -50,21 +51,27 @@ def ranking_kind(game: str) -> str:
     return GAMES[game].spec.ranking
 
 
-def update_live(session: Session, game: str, bots: list[int], result: dict[str, Any]) -> None:
-    """Classic incremental Elo for the moment-to-moment ladder (order-dependent, shown as provisional)."""
+_LIVE = LiveRating.__table__
+_LIVE_READ = select(_LIVE.c.bot_id, _LIVE.c.elo, _LIVE.c.games).where(
+    _LIVE.c.game == bindparam("game"), _LIVE.c.players == bindparam("players"),
+    _LIVE.c.bot_id.in_(bindparam("bots", expanding=True)))
+
+
+def update_live(session: Session, game: str, bots: list[int], result: dict[str, Any]) -> dict[int, tuple[float, int]]:
+    """Classic incremental Elo for the moment-to-moment ladder (order-dependent, shown as provisional);
+    returns each bot's new live Elo and rated-match count (the rating chart's point, without a read back).
+    A read and one upsert, in Core: this runs for every published match."""
     players = len(bots)
     lock_board(session, game, players)
-    rows = {r.bot_id: r for r in session.scalars(select(LiveRating).where(
-        LiveRating.game == game, LiveRating.players == players, LiveRating.bot_id.in_(bots)))}
+    rows = core(session).execute(_LIVE_READ, {"game": game, "players": players, "bots": bots})
     elo = LiveElo()
-    elo.load({bot: (rows[bot].elo, rows[bot].games) for bot in bots if bot in rows})
+    elo.load({bot: (value, games) for bot, value, games in rows})
     elo.update(MatchOutcome.from_result(bots, result, ranking_kind(game)))
-    for bot in bots:
-        row = rows.get(bot)
-        if row is None:
-            row = LiveRating(game=game, players=players, bot_id=bot)
-            session.add(row)
-        row.elo, row.games = elo.rating(bot), elo.games(bot)
+    live = {bot: (elo.rating(bot), elo.games(bot)) for bot in bots}
+    upsert(session, LiveRating, [{"game": game, "players": players, "bot_id": bot, "elo": value, "games": games}
+                                 for bot, (value, games) in sorted(live.items())],
+           ("game", "players", "bot_id"), replace=("elo", "games"))
+    return live
 
 
 def match_log(session: Session, game: str, players: int) -> tuple[list[MatchOutcome], int]:
@@ -97,54 +104,56 @@ def deal_key(tournament_id: int | None, ladder_id: int | None, seed: int) -> tup
     return None
 
 
-def board_deals(session: Session, game: str, players: int, ids: np.ndarray) -> np.ndarray:
-    """One integer per match of ``ids`` (ascending), equal for the matches of one deal (``deal_key``'s rule;
-    a match the query does not return counts as a deal of its own)."""
-    rows = np.array(session.execute(
-        select(Match.id, func.coalesce(Match.tournament_id, -1), func.coalesce(Match.ladder_id, -1), Match.seed)
-        .where(Match.game == game, Match.num_players == players, Match.status == MatchStatus.FINISHED)
-        .order_by(Match.id)).all(), dtype=np.int64).reshape(-1, 4)
-    keys = np.column_stack([np.zeros(len(ids), np.int64), -1 - np.arange(len(ids)), np.zeros(len(ids), np.int64),
-                            np.arange(len(ids))])  # own deals: (0, -1 - m, 0, m), unique per match
-    where = np.searchsorted(rows[:, 0], ids)
-    found = (where < len(rows)) & (rows[np.minimum(where, len(rows) - 1), 0] == ids) if len(rows) else \
-        np.zeros(len(ids), dtype=bool)
-    matched = rows[where[found]]
-    tournament, ladder = matched[:, 1] >= 0, (matched[:, 1] < 0) & (matched[:, 2] >= 0)
-    grouped = np.column_stack([np.where(tournament, 1, np.where(ladder, 2, 0)),
-                               np.where(tournament, matched[:, 1], np.where(ladder, matched[:, 2], -1 - matched[:, 0])),
-                               np.where(tournament | ladder, matched[:, 3], 0), np.zeros(len(matched), np.int64)])
-    keys[found] = grouped
-    return np.unique(keys, axis=0, return_inverse=True)[1].ravel()
+def deal_labels(ids: np.ndarray, deals: np.ndarray) -> np.ndarray:
+    """One integer per match of ``ids``, equal for the matches of one deal (``deal_key``'s rule), from the
+    outcome store's deals (``outcome_store.pack_deals``: tournament or -1, ladder or -1, seed per match)."""
+    tournament, ladder = deals[:, 0] >= 0, (deals[:, 0] < 0) & (deals[:, 1] >= 0)
+    keys = np.column_stack([np.where(tournament, 1, np.where(ladder, 2, 0)),
+                            np.where(tournament, deals[:, 0], np.where(ladder, deals[:, 1], -1 - ids)),
+                            np.where(tournament | ladder, deals[:, 2], 0)])  # own deal: (0, -1 - match id, 0)
+    if not len(keys):
+        return np.zeros(0, dtype=np.int64)
+    order = np.lexsort(keys.T[::-1])  # np.unique(keys, axis=0) sorts the rows as bytes: ten times slower
+    ordered = keys[order]
+    group = np.concatenate([[0], np.cumsum((ordered[1:] != ordered[:-1]).any(axis=1))])
+    out = np.empty(len(keys), dtype=np.int64)
+    out[order] = group
+    return out
 
 
 def board_log(db: Database, game: str, players: int
-              ) -> tuple[PackedLog, np.ndarray, np.ndarray, int, dict[int, float]]:
+              ) -> tuple[PackedLog, np.ndarray, np.ndarray, int, dict[int, float], tuple[float, float] | None]:
     """The leaderboard's log as arrays, its match ids, the per-seat fields of ``pack_seats`` (M x 4k), how
-    many are single rows, and the stored Elo of its bots (the warm start). A store that disagrees with the
-    matches table is rebuilt first."""
+    many are single rows, the stored Elo of its bots and the last fit's prior spreads (the warm starts). A
+    store that disagrees with the matches table (or has blocks without their deals) is rebuilt first."""
     for attempt in range(2):
         with db.session(readonly=True) as session:
-            ids, seats, singles, finished = outcome_store.read_outcomes(session, game, players)
-            deals = board_deals(session, game, players, ids)
+            stored = outcome_store.read_outcomes(session, game, players)
             start = dict(session.execute(select(Rating.bot_id, Rating.elo)
                                          .where(Rating.game == game, Rating.players == players)).all())
-        consistent = len(ids) == finished and not (len(ids) > 1 and (np.diff(ids) == 0).any())
+            kept = session.execute(select(LeaderboardFit.design_spread, LeaderboardFit.spread)
+                                   .where(LeaderboardFit.game == game, LeaderboardFit.players == players)).first()
+        ids = stored.ids
+        consistent = stored.complete and len(ids) == stored.finished and not (
+            len(ids) > 1 and (np.diff(ids) == 0).any())
         if consistent or attempt:
             break
         with db.session() as session:
             lock_board(session, game, players)
             outcome_store.rebuild_outcomes(session, game, players)
-    log = from_ids(seats[:, :players], seats[:, players:2 * players], ranking_kind(game), deals)
-    return log, ids, seats, singles, start
+    seats = stored.seats
+    log = from_ids(seats[:, :players], seats[:, players:2 * players], ranking_kind(game),
+                   deal_labels(ids, stored.deals))
+    spreads = None if kept is None or None in kept else (float(kept[0]), float(kept[1]))
+    return log, ids, seats, stored.singles, start, spreads
 
 
 def refit(db: Database, game: str, players: int) -> int:
     """Recompute one leaderboard from its whole log and store it; returns the matches fitted."""
     started = time.perf_counter()
-    log, ids, seats, singles, start = board_log(db, game, players)
+    log, ids, seats, singles, start, spreads = board_log(db, game, players)
     last_id = int(ids[-1]) if len(ids) else 0
-    table = packed_leaderboard(log, rng=random.Random(BOOTSTRAP_SEED), start=start) if log.matches else []
+    table, spreads = refit_leaderboard(log, rng=random.Random(BOOTSTRAP_SEED), start=start, spreads=spreads)
     with db.session() as session:
         lock_board(session, game, players)
         fit = session.get(LeaderboardFit, (game, players))
@@ -157,6 +166,7 @@ def refit(db: Database, game: str, players: int) -> int:
             session.add(fit)
         previous_last_id = fit.last_match_id or 0
         fit.matches, fit.last_match_id = log.matches, last_id
+        fit.design_spread, fit.spread = spreads if spreads is not None else (None, None)
         fit.duration_ms = round((time.perf_counter() - started) * 1000, 1)
         since = np.searchsorted(ids, previous_last_id, side="right")
         played = np.unique(log.seats[since:]).tolist()
@@ -192,10 +202,21 @@ def _insert_unnest(session: Session, model: Any, rows: list[dict[str, Any]]) -> 
                     {f"c{i}": [row[name] for row in rows] for i, name in enumerate(columns)})
 
 
+_LOCK_BOARD = text("SELECT pg_advisory_xact_lock(hashtext(:key))")
+
+
 def lock_board(session: Session, game: str, players: int) -> None:
-    """Serialise writers of one leaderboard (PostgreSQL advisory lock; SQLite serialises writes anyway)."""
+    """Serialise writers of one leaderboard (PostgreSQL advisory lock; SQLite serialises writes anyway).
+    Once per transaction: publishing a match takes it, then its live Elo asked again (a statement each)."""
     if session.bind is not None and session.bind.dialect.name == "postgresql":
-        session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"board:{game}:{players}"})
+        connection = core(session)  # (begins the transaction if need be)
+        transaction, held = session.info.get("boards_locked", (None, set()))
+        if transaction is not session.get_transaction():  # a new transaction holds no lock yet
+            transaction, held = session.get_transaction(), set()
+            session.info["boards_locked"] = (transaction, held)
+        if (game, players) not in held:
+            connection.execute(_LOCK_BOARD, {"key": f"board:{game}:{players}"})
+            held.add((game, players))
 
 
 def _add_history(session: Session, game: str, players: int, through_id: int, bots: list[int],

@@ -16,12 +16,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from arena.services.publication import OPEN, deal_of
+from arena.services.publication import OPEN, deal_of, deal_statuses
 from arena.storage.db import Database
 from arena.storage.models import Match
 from referee.live_view import PublicStep, view_changes
@@ -72,8 +73,12 @@ class MatchFeed:
     "hidden" event. Never raises: a spectator feed must not break a match."""
 
     def __init__(self, sink: LiveSink, match_id: int, may_show: Callable[[], bool],
-                 clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time,
+                 shown: bool | None = None) -> None:
+        """``shown``: what ``may_show`` answers now, when the caller read it already (then the first step
+        does not ask again)."""
         self.sink, self.match_id, self.may_show, self.clock, self.wall = sink, match_id, may_show, clock, wall
+        self.known = shown
         self.topic = match_topic(match_id)
         self.showing = False
         self.checked_at: float | None = None
@@ -93,7 +98,8 @@ class MatchFeed:
                 return
             first = self.checked_at is None
             self.checked_at = now
-            self.showing = self.may_show()
+            self.showing = self.may_show() if self.known is None else self.known
+            self.known = None
             if not self.showing:
                 if first:
                     self.sink.publish(self.topic, "hidden", {"match": self.match_id, "status": "running"}, keep=True)
@@ -110,8 +116,9 @@ class MatchFeed:
         self.view, self.turn = step.view, step.turn
 
 
-def match_feed(db: Database, sink: LiveSink | None, match_id: int) -> MatchFeed | None:
-    """The feed ``run_match`` hands the referee; None without a sink (no Redis, tests)."""
+def match_feed(db: Database, sink: LiveSink | None, match_id: int, shown: bool | None = None) -> MatchFeed | None:
+    """The feed ``run_match`` hands the referee; None without a sink (no Redis, tests). ``shown``: whether
+    the board may show now, when the caller knows (``may_show_now``)."""
     if sink is None:
         return None
 
@@ -119,7 +126,7 @@ def match_feed(db: Database, sink: LiveSink | None, match_id: int) -> MatchFeed 
         with db.session(readonly=True) as session:
             return board_may_show(session, match_id)
 
-    return MatchFeed(sink, match_id, may_show)
+    return MatchFeed(sink, match_id, may_show, shown=shown)
 
 
 def announce(db: Database, sink: LiveSink | None, match_id: int) -> None:
@@ -134,17 +141,46 @@ def announce(db: Database, sink: LiveSink | None, match_id: int) -> None:
                                   .where(Match.id == match_id)).first()
             if row is None:
                 return
-            deal = session.execute(select(Match.id, Match.status)
-                                   .where(*deal_of(match_id, row.tournament_id, row.ladder_id, row.seed))
-                                   .order_by(Match.id)).all()
-        for other_id, status in deal:
-            sink.publish(match_topic(other_id), "status", {"match": other_id, "status": str(status)}, keep=True)
-        if row.tournament_id is not None:
-            sink.publish(tournament_topic(row.tournament_id), "changed", {"tournament": row.tournament_id}, keep=True)
-        if row.ladder_id is not None:  # ladder activity as it happens: its page counts and lists again
-            sink.publish(ladder_topic(row.ladder_id), "changed", {"ladder": row.ladder_id}, keep=True)
+            deal = read_deal(session, match_id, row.tournament_id, row.ladder_id, row.seed)
+        announce_deal(sink, deal)
     except Exception:
         log.exception("could not announce match %s", match_id)
+
+
+@dataclass(frozen=True)
+class Deal:
+    """A match's deal as ``announce`` tells it: its tournament or ladder and its matches' statuses."""
+
+    match_id: int
+    tournament_id: int | None
+    ladder_id: int | None
+    statuses: list[tuple[int, str]]
+
+    def may_show_now(self) -> bool:
+        """``board_may_show`` from these statuses: no other match of the deal is open."""
+        return not any(status in OPEN for other, status in self.statuses if other != self.match_id)
+
+
+def read_deal(session: Session, match_id: int, tournament_id: int | None, ladder_id: int | None, seed: int) -> Deal:
+    """The statuses ``announce_deal`` tells, read in the caller's transaction (one statement: a worker reads
+    them in the transaction that claimed or recorded the match, not in one more of its own)."""
+    return Deal(match_id, tournament_id, ladder_id, deal_statuses(session, match_id, tournament_id, ladder_id, seed))
+
+
+def announce_deal(sink: LiveSink | None, deal: Deal | None) -> None:
+    """``announce`` from statuses read already (publish after the transaction that read them commits)."""
+    if sink is None or deal is None:
+        return
+    try:
+        for other_id, status in deal.statuses:
+            sink.publish(match_topic(other_id), "status", {"match": other_id, "status": str(status)}, keep=True)
+        if deal.tournament_id is not None:
+            sink.publish(tournament_topic(deal.tournament_id), "changed", {"tournament": deal.tournament_id},
+                         keep=True)
+        if deal.ladder_id is not None:  # ladder activity as it happens: its page counts and lists again
+            sink.publish(ladder_topic(deal.ladder_id), "changed", {"ladder": deal.ladder_id}, keep=True)
+    except Exception:
+        log.exception("could not announce match %s", deal.match_id)
 
 
 def refitted(sink: LiveSink | None, game: str, players: int) -> None:

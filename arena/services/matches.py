@@ -19,16 +19,16 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import Row, and_, bindparam, or_, select, update
 from sqlalchemy.orm import Session
 
 from arena.config import Settings
 from arena.services import live_feed, tournaments
 from arena.services.bots import address_guard
 from arena.services.leaderboards import refit
-from arena.services.publication import close_deal
+from arena.services.publication import DEAL_COLUMNS, close_deal, settle_deal
 from arena.services.redaction import redact_replay
-from arena.storage.db import Database
+from arena.storage.db import Database, core
 from arena.storage.models import Bot, Match, MatchSeat, MatchStatus, Tournament, TournamentStatus, utcnow
 from arena.storage.replays import compress
 from referee.errors import RulesError
@@ -37,22 +37,37 @@ from referee.runner import BotSpec, play_match
 log = logging.getLogger("arena.matches")
 
 
-def claim(session: Session, match_id: int, worker: str, lease_s: int) -> bool:
-    """Take the match for this worker; False when it is finished, cancelled or leased to another."""
+_MATCHES, _SEATS, _BOTS = Match.__table__, MatchSeat.__table__, Bot.__table__
+# What the claim hands back, from its own UPDATE (no second read): the match's setup and its tournament's status.
+CLAIMED = (_MATCHES.c.attempts, _MATCHES.c.tournament_id, _MATCHES.c.ladder_id, _MATCHES.c.game, _MATCHES.c.seed,
+           _MATCHES.c.params, _MATCHES.c.time_limit_ms, _MATCHES.c.num_players,
+           select(Tournament.__table__.c.status).where(Tournament.__table__.c.id == _MATCHES.c.tournament_id)
+           .scalar_subquery().label("tournament_status"))
+# Built once: a Core statement with bound parameters skips building and the ORM's per-statement work.
+_CLAIM = (
+    update(_MATCHES)
+    .where(_MATCHES.c.id == bindparam("match_id"),
+           or_(_MATCHES.c.status == MatchStatus.QUEUED,
+               and_(_MATCHES.c.status == MatchStatus.RUNNING, _MATCHES.c.lease_until < bindparam("now"))))
+    .values(status=MatchStatus.RUNNING, attempts=_MATCHES.c.attempts + 1, worker=bindparam("worker"),
+            lease_until=bindparam("lease"), started_at=bindparam("started"))
+    .returning(*CLAIMED)
+)
+_SEAT_SPECS = (select(_BOTS.c.url, _BOTS.c.secret, _BOTS.c.name, _BOTS.c.id)
+               .join(_SEATS, _BOTS.c.id == _SEATS.c.bot_id)
+               .where(_SEATS.c.match_id == bindparam("match_id")).order_by(_SEATS.c.seat))
+
+
+def claim(session: Session, match_id: int, worker: str, lease_s: int) -> Row[Any] | None:
+    """Take the match for this worker; None when it is finished, cancelled or leased to another. Else the
+    claimed row's ``CLAIMED`` columns, returned by the claiming UPDATE itself (no second read)."""
     now = utcnow()
-    result = session.execute(
-        update(Match)
-        .where(Match.id == match_id,
-               or_(Match.status == MatchStatus.QUEUED,
-                   and_(Match.status == MatchStatus.RUNNING, Match.lease_until < now)))
-        .values(status=MatchStatus.RUNNING, attempts=Match.attempts + 1, worker=worker,
-                lease_until=now + timedelta(seconds=lease_s), started_at=now)
-        .execution_options(synchronize_session=False)
-    )
-    return result.rowcount == 1
+    return core(session).execute(_CLAIM, {"match_id": match_id, "now": now, "worker": worker, "started": now,
+                                          "lease": now + timedelta(seconds=lease_s)}).first()
 
 
 RefitRequest = Callable[[str, int], None]
+ANNOUNCED = frozenset({"recorded"})  # outcomes run_match announced already (``live_feed.announce_deal``)
 MAX_ATTEMPTS = 5  # a match whose plays keep failing (a crash, the job's time limit) is an error after this
 GAVE_UP = f"the match failed {MAX_ATTEMPTS} times in a row and was given up"
 
@@ -64,44 +79,46 @@ class LeaseLost(Exception):
 
 def run_match(db: Database, settings: Settings, match_id: int, worker: str,
               request_refit: RefitRequest | None = None, live: live_feed.LiveSink | None = None) -> str:
-    """Claim, play and record one match; returns what happened ("recorded", "skipped", ...).
+    """Claim, play and record one match; returns what happened ("recorded", "skipped", ...). A recorded
+    match is announced to ``live`` here (``ANNOUNCED``), from the transaction that recorded it.
 
     Afterwards only this match's leaderboard is refitted: by a queued, coalesced refit job when
     ``request_refit`` is given (the worker passes the queue's), otherwise right here. ``live``: where its
     spectators' events go (``live_feed``: the public board, only while no twin of its deal is open)."""
     claimed_at = time.monotonic()  # before the claim: the lease it takes ends no earlier than this + lease
     with db.session() as session:
-        if not claim(session, match_id, worker, settings.match_lease_s):
+        claimed = claim(session, match_id, worker, settings.match_lease_s)
+        if claimed is None:
             return "skipped"
-        match = session.get(Match, match_id)
-        assert match is not None
-        attempt = match.attempts
-        if match.attempts > MAX_ATTEMPTS:  # it fails every time: give up, so its deal can close
-            match.status, match.error, match.finished_at = MatchStatus.ERROR, GAVE_UP, utcnow()
-            session.flush()
+        attempt = claimed.attempts
+        if attempt > MAX_ATTEMPTS:  # it fails every time: give up, so its deal can close
+            session.execute(update(Match).where(Match.id == match_id)
+                            .values(status=MatchStatus.ERROR, error=GAVE_UP, finished_at=utcnow()))
             close_deal(session, match_id)
             _finish_tournament_if_done(session, match_id)
             return "error"
-        if _tournament_cancelled(session, match):
-            match.status = MatchStatus.CANCELLED
-            session.flush()
+        if claimed.tournament_status == TournamentStatus.CANCELLED:
+            session.execute(update(Match).where(Match.id == match_id).values(status=MatchStatus.CANCELLED))
             close_deal(session, match_id)  # its twins' sealed results may wait for it alone
             return "cancelled"
-        bots = _seat_specs(session, match)
+        bots = _seat_specs(session, match_id)
         # Each attempt is a new match to the bots: one that saw an earlier, cut-short attempt would
         # otherwise refuse the replayed turns as stale.
-        referee_match_id = f"m{match_id}a{match.attempts}"
-        setup = (match.game, match.seed, dict(match.params), settings.time_controls(match.time_limit_ms))
+        referee_match_id = f"m{match_id}a{attempt}"
+        setup = (claimed.game, claimed.seed, dict(claimed.params), settings.time_controls(claimed.time_limit_ms))
+        deal = None if live is None else live_feed.read_deal(session, match_id, claimed.tournament_id,
+                                                             claimed.ladder_id, claimed.seed)
     game, seed, params, tc = setup
     log.info("match started", extra={"match_id": match_id, "game": game, "worker": worker})
     keeper = _LeaseKeeper(db, match_id, worker, attempt, settings.match_lease_s, claimed_at)
-    live_feed.announce(db, live, match_id)
-    feed = live_feed.match_feed(db, live, match_id)
+    live_feed.announce_deal(live, deal)
+    feed = live_feed.match_feed(db, live, match_id, shown=deal.may_show_now() if deal else None)
     try:
         with keeper:
+            keeper.check()  # announcing may have waited on a cut link past the lease: no /start then
             replay = play_match(game, bots, seed, params, tc, match_id=referee_match_id,
                                 guard=address_guard(settings), on_step=keeper.on_step,
-                                on_public_step=feed)
+                                on_public_step=keeper.before_next_step(feed))
     except LeaseLost as exc:
         log.warning("match stopped: %s", exc, extra={"match_id": match_id, "game": game, "worker": worker})
         _release(db, match_id, worker, attempt)  # still ours after all (only unconfirmed): free it for a retry
@@ -113,12 +130,12 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
     except BaseException:
         _release(db, match_id, worker, attempt)  # let a retry claim it at once
         raise
-    recorded = record(db, match_id, replay, claim=(worker, attempt))
+    recorded, published, deal = store(db, match_id, replay, claim=(worker, attempt), urls=[bot.url for bot in bots],
+                                      read_deal=live is not None, bots=[bot.bot_id for bot in bots])
+    live_feed.announce_deal(live, deal)
     log.info("match played" if recorded else "match recorded or claimed by another worker meanwhile",
              extra={"match_id": match_id, "game": game, "worker": worker})  # no result: it may be sealed
-    with db.session(readonly=True) as session:  # sealed: nothing new for the leaderboard yet
-        published = session.scalar(select(Match.status).where(Match.id == match_id)) == MatchStatus.FINISHED
-    if recorded and published:
+    if recorded and published:  # sealed: nothing new for the leaderboard yet
         players = len(bots)
         if request_refit is not None:
             request_refit(game, players)
@@ -190,20 +207,21 @@ class _LeaseKeeper:
     def on_step(self, _turn: int, _decisions: list[dict[str, Any]]) -> None:
         self.check()
 
+    def before_next_step(self, feed: Callable[[Any], None] | None) -> Callable[[Any], None]:
+        """The referee's public-step hook, called after ``/start`` and after each step, right before the
+        next step's requests: the spectators' feed (which may wait on the database), then the lease check,
+        so a worker held up there by a cut sends the bots nothing once its lease may have run out."""
+        def hook(view: Any) -> None:
+            if feed is not None:
+                feed(view)
+            self.check()
 
-def _tournament_cancelled(session: Session, match: Match) -> bool:
-    if match.tournament_id is None:
-        return False
-    status = session.scalar(select(Tournament.status).where(Tournament.id == match.tournament_id))
-    return status == TournamentStatus.CANCELLED
+        return hook
 
 
-def _seat_specs(session: Session, match: Match) -> list[BotSpec]:
-    rows = session.execute(
-        select(MatchSeat.seat, Bot).join(Bot, Bot.id == MatchSeat.bot_id)
-        .where(MatchSeat.match_id == match.id).order_by(MatchSeat.seat)
-    ).all()
-    return [BotSpec(url=bot.url, secret=bot.secret, name=bot.name, bot_id=bot.id) for _seat, bot in rows]
+def _seat_specs(session: Session, match_id: int) -> list[BotSpec]:
+    return [BotSpec(url=url, secret=secret, name=name, bot_id=bot_id)
+            for url, secret, name, bot_id in core(session).execute(_SEAT_SPECS, {"match_id": match_id})]
 
 
 def _mark_error(db: Database, match_id: int, message: str) -> None:
@@ -231,25 +249,52 @@ def record(db: Database, match_id: int, replay: dict[str, Any], claim: tuple[str
     ``claim`` (worker, attempt) is the claim that played it: the match is then recorded only while that
     claim still holds it. Without it, a worker whose lease ran out while it was cut off could come back
     and overwrite the match another worker had claimed again and was playing."""
-    unfinished = Match.status.in_([MatchStatus.RUNNING, MatchStatus.QUEUED])
-    if claim is not None:
-        unfinished = and_(Match.status == MatchStatus.RUNNING, Match.worker == claim[0], Match.attempts == claim[1])
+    return store(db, match_id, replay, claim)[0]
+
+
+def store(db: Database, match_id: int, replay: dict[str, Any], claim: tuple[str, int] | None = None,
+          urls: list[str] | None = None, read_deal: bool = False, bots: list[int] | None = None
+          ) -> tuple[bool, bool, live_feed.Deal | None]:
+    """``record``, answering whether it recorded the match, whether it published it now and, with
+    ``read_deal``, its deal's statuses as they are once recorded (for ``live_feed.announce_deal``, so a
+    worker announces from this transaction, not one more). ``urls`` and ``bots``: the seats' bot URLs (to
+    redact from the replay) and ids, in seat order, when the caller has them already."""
     with db.session() as session:
-        redact_replay(replay, list(session.scalars(select(Bot.url).join(MatchSeat, MatchSeat.bot_id == Bot.id)
-                                                   .where(MatchSeat.match_id == match_id))))
-        done = session.execute(
-            update(Match)
-            .where(Match.id == match_id, unfinished)
-            .values(status=MatchStatus.SEALED, result=replay["result"], finished_at=utcnow(), lease_until=None,
-                    steps=len(replay["steps"]), replay_gz=compress(replay))
-            .execution_options(synchronize_session=False)
-        )
-        if done.rowcount != 1:
+        if urls is None:
+            urls = list(session.scalars(select(Bot.url).join(MatchSeat, MatchSeat.bot_id == Bot.id)
+                                        .where(MatchSeat.match_id == match_id).order_by(MatchSeat.seat)))
+        redact_replay(replay, urls)
+        values = {"match_id": match_id, "result": replay["result"], "finished_at": utcnow(),
+                  "steps": len(replay["steps"]), "replay_gz": compress(replay)}
+        if claim is None:
+            row = core(session).execute(_SEAL, values).first()
+        else:
+            row = core(session).execute(_SEAL_CLAIMED, {**values, "b_worker": claim[0], "b_attempt": claim[1]}).first()
+        if row is None:
             session.rollback()
-            return False
-        close_deal(session, match_id, {match_id: replay})
-        _finish_tournament_if_done(session, match_id)
-    return True
+            return False, False, None
+        settled = settle_deal(session, match_id, {match_id: replay}, known=row,
+                              bots=None if bots is None else {match_id: bots})
+        if row.tournament_id is not None and not settled.any_in((MatchStatus.QUEUED, MatchStatus.RUNNING)):
+            tournaments.finish_tournament_if_done(session, row.tournament_id)  # (a twin still open: not done)
+    deal = live_feed.Deal(match_id, row.tournament_id, row.ladder_id, settled.statuses) if read_deal else None
+    return True, match_id in settled.published, deal
+
+
+# Storing a played match: sealed, its replay and result in its row, while it is still unfinished (or still
+# held by the claim that played it); the UPDATE hands back what ``settle_deal`` needs of it.
+_SEALED = {"status": MatchStatus.SEALED, "result": bindparam("result"), "finished_at": bindparam("finished_at"),
+           "lease_until": None, "steps": bindparam("steps"), "replay_gz": bindparam("replay_gz")}
+
+
+def _sealing(*unfinished: Any) -> Any:
+    return (update(_MATCHES).where(_MATCHES.c.id == bindparam("match_id"), *unfinished)
+            .values(**_SEALED).returning(*(_MATCHES.c[column.key] for column in DEAL_COLUMNS)))
+
+
+_SEAL = _sealing(_MATCHES.c.status.in_([MatchStatus.RUNNING, MatchStatus.QUEUED]))
+_SEAL_CLAIMED = _sealing(_MATCHES.c.status == MatchStatus.RUNNING, _MATCHES.c.worker == bindparam("b_worker"),
+                         _MATCHES.c.attempts == bindparam("b_attempt"))
 
 
 def _finish_tournament_if_done(session: Session, match_id: int) -> None:

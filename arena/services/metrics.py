@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from sqlalchemy import func, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from arena.services.latency import BUCKETS_MS
 from arena.storage.models import Match, MetricCounter
+from arena.storage.upsert import upsert
 
 MATCHES = "matches_played"
 FAULTS = "bot_faults"
@@ -30,14 +30,7 @@ def increment(session: Session, amounts: dict[tuple[str, str], float]) -> None:
     (INSERT ... ON CONFLICT DO UPDATE)."""
     rows = [{"name": name, "labels": labels, "value": value} for (name, labels), value in sorted(amounts.items())
             if value]
-    if not rows:
-        return
-    dialect = session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    stmt = insert(MetricCounter).values(rows)
-    stmt = stmt.on_conflict_do_update(index_elements=["name", "labels"],
-                                      set_={"value": MetricCounter.value + stmt.excluded.value})
-    session.execute(stmt)
+    upsert(session, MetricCounter, rows, ("name", "labels"), add=("value",))
 
 
 def count_match(session: Session, game: str, fault_kinds: list[str], latency_hist: list[int],

@@ -20,6 +20,7 @@ from arena.config import Settings
 from arena.services import bot_events
 from arena.services.bot_events import BotEventKind, aware
 from arena.services.bots import HealthCheck, default_health_check
+from arena.services.redaction import without_addresses
 from arena.storage.db import Database
 from arena.storage.models import Bot, BotStatus, Fault, Match, MatchSeat, MatchStatus, PausedBy, utcnow
 
@@ -77,13 +78,15 @@ def failed_health_check(session: Session, bot_id: int, problems: list[str], sett
     bot = session.get(Bot, bot_id)
     if bot is None or not on_ladder(bot):
         return None
-    return put_on_probation(session, bot, health_reason(problems), settings, now)
+    return put_on_probation(session, bot, health_reason(problems, bot.url), settings, now)
 
 
-def health_reason(problems: list[str]) -> str:
+def health_reason(problems: list[str], url: str) -> str:
+    """The public paused reason: the first problem with the bot's address blanked (the guard's refusal
+    names the address its host resolved to and the port; a bot's URL is its owner's)."""
     first = problems[0] if problems else "no answer"
     more = f" (and {len(problems) - 1} more problem{'s' if len(problems) > 2 else ''})" if len(problems) > 1 else ""
-    return f"its health check failed: {first}{more}"
+    return without_addresses(f"its health check failed: {first}{more}", [url])
 
 
 def fault_reason(session: Session, bot_id: int, faulty: list[int], window: int) -> str:
@@ -161,7 +164,7 @@ def _after_recheck(session: Session, bot: Bot, healthy: bool, problems: list[str
         return Recheck(bot.id, True)
     bot.strikes = (bot.strikes or 0) + 1
     bot.recheck_at = now + backoff(bot.strikes, settings)
-    bot.paused_reason = health_reason(problems)[:MAX_REASON]
+    bot.paused_reason = health_reason(problems, bot.url)[:MAX_REASON]
     bot_events.record(session, bot, BotEventKind.RECHECK_FAILED, now, reason=bot.paused_reason,
                       strikes=bot.strikes, recheck_at=bot.recheck_at.isoformat())
     session.flush()

@@ -17,14 +17,17 @@ recorded at the same moment the second sees the first sealed and publishes both 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
+from types import EllipsisType
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Row, and_, bindparam, case, select, update
 from sqlalchemy.orm import Session
 
 from arena.services import recorders
 from arena.services.leaderboards import lock_board
 from arena.services.void_matches import void_reason
+from arena.storage.db import core
 from arena.storage.models import Match, MatchStatus
 from arena.storage.replays import decompress
 
@@ -33,6 +36,9 @@ log = logging.getLogger("arena.matches")
 OPEN = (MatchStatus.SCHEDULED, MatchStatus.QUEUED, MatchStatus.RUNNING)  # scheduled: a ladder rotation still owed
 PUBLIC = (MatchStatus.FINISHED, MatchStatus.VOID)  # set only when a deal is published
 Stages = tuple[tuple[str, recorders.Recorder], ...]
+# what close_deal needs to know of a match (``record`` has it back from its UPDATE)
+DEAL_COLUMNS = (Match.tournament_id, Match.ladder_id, Match.seed, Match.game, Match.num_players)
+DealRow = Row[Any]
 
 
 def is_public(status: str) -> bool:
@@ -40,32 +46,85 @@ def is_public(status: str) -> bool:
     return status in PUBLIC
 
 
-def close_deal(session: Session, match_id: int, fresh: dict[int, dict[str, Any]] | None = None) -> list[int]:
+def close_deal(session: Session, match_id: int, fresh: dict[int, dict[str, Any]] | None = None,
+               known: DealRow | None = None) -> list[int]:
     """Publish the sealed matches of ``match_id``'s deal if none of its matches is open any more; returns
     the published ids. Takes the leaderboard's lock first (see the module docstring). ``fresh``: replays
-    the caller holds already (the match it has just stored), so they are not read back and decompressed."""
-    row = session.execute(select(Match.tournament_id, Match.ladder_id, Match.seed, Match.game, Match.num_players)
-                          .where(Match.id == match_id)).first()
+    the caller holds already (the match it has just stored), so they are not read back and decompressed;
+    ``known``: the match's tournament, ladder, seed, game and players, when the caller has them."""
+    return settle_deal(session, match_id, fresh, known).published
+
+
+@dataclass(frozen=True)
+class Settled:
+    """What ``settle_deal`` did: the ids it published and its deal's statuses as they are now, in id order."""
+
+    published: list[int]
+    statuses: list[tuple[int, str]]
+
+    def any_in(self, wanted: tuple[str, ...]) -> bool:
+        return any(status in wanted for _id, status in self.statuses)
+
+
+def settle_deal(session: Session, match_id: int, fresh: dict[int, dict[str, Any]] | None = None,
+                known: DealRow | None = None, bots: dict[int, list[int]] | None = None) -> Settled:
+    """``close_deal``, also telling the deal's statuses after it (read once, for the live feed and the
+    tournament's end). ``bots``: the seats' bot ids, in seat order, of matches whose caller has them."""
+    row = known or session.execute(select(*DEAL_COLUMNS).where(Match.id == match_id)).first()
     if row is None:
-        return []
+        return Settled([], [])
     lock_board(session, row.game, row.num_players)
-    deal = deal_of(match_id, row.tournament_id, row.ladder_id, row.seed)
-    if session.scalar(select(func.count()).select_from(Match).where(*deal, Match.status.in_(OPEN))):
-        return []
-    published = []
-    for sealed_id in session.scalars(select(Match.id).where(*deal, Match.status == MatchStatus.SEALED)
-                                     .order_by(Match.id)).all():
-        replay = (fresh or {}).get(sealed_id) or decompress(
-            session.scalar(select(Match.replay_gz).where(Match.id == sealed_id)))
+    fresh = fresh or {}
+    rows = _deal_rows(session, _DEAL_REPLAYS, match_id, row.tournament_id, row.ladder_id, row.seed, fresh)
+    statuses = [(other, status) for other, status, _blob in rows]
+    if any(status in OPEN for _id, status in statuses):
+        return Settled([], statuses)
+    published: dict[int, str] = {}
+    for sealed_id, _status, blob in [r for r in rows if r[1] == MatchStatus.SEALED]:
+        replay = fresh.get(sealed_id) or decompress(blob)
         void = void_reason(replay)
-        done = session.execute(update(Match).where(Match.id == sealed_id, Match.status == MatchStatus.SEALED)
-                               .values(status=MatchStatus.VOID if void else MatchStatus.FINISHED, error=void)
-                               .execution_options(synchronize_session=False))
+        status = MatchStatus.VOID if void else MatchStatus.FINISHED
+        done = core(session).execute(_PUBLISH, {"match_id": sealed_id, "status": status, "error": void})
         if done.rowcount != 1:
             continue
-        publish(session, sealed_id, replay, recorders.VOID if void else recorders.RATED)
-        published.append(sealed_id)
-    return published
+        publish(session, sealed_id, replay, recorders.VOID if void else recorders.RATED, row.tournament_id,
+                (bots or {}).get(sealed_id))
+        published[sealed_id] = status
+    return Settled(list(published), [(i, published.get(i, status)) for i, status in statuses])
+
+
+_MATCHES = Match.__table__
+_PUBLISH = (update(_MATCHES).where(_MATCHES.c.id == bindparam("match_id"), _MATCHES.c.status == MatchStatus.SEALED)
+            .values(status=bindparam("status"), error=bindparam("error")))
+
+
+def _by_deal(*columns: Any) -> dict[str, Any]:
+    """A select of ``columns`` of a deal's matches in id order, one statement per kind of deal (``deal_of``),
+    built once."""
+    base = select(*columns).order_by(_MATCHES.c.id)
+    seed = _MATCHES.c.seed == bindparam("seed")
+    return {"tournament": base.where(_MATCHES.c.tournament_id == bindparam("owner"), seed),
+            "ladder": base.where(_MATCHES.c.ladder_id == bindparam("owner"), seed),
+            "own": base.where(_MATCHES.c.id == bindparam("owner"))}
+
+
+_DEAL_STATUSES = _by_deal(_MATCHES.c.id, _MATCHES.c.status)
+# with the stored replay of each sealed match but the one the caller holds (what publishing the deal needs)
+_DEAL_REPLAYS = _by_deal(_MATCHES.c.id, _MATCHES.c.status, case(
+    (and_(_MATCHES.c.status == MatchStatus.SEALED, _MATCHES.c.id != bindparam("held")), _MATCHES.c.replay_gz)))
+
+
+def _deal_rows(session: Session, statements: dict[str, Any], match_id: int, tournament_id: int | None,
+               ladder_id: int | None, seed: int, given: dict[int, Any] | None = None) -> list[Any]:
+    if tournament_id is not None:
+        kind, params = "tournament", {"owner": tournament_id, "seed": seed}
+    elif ladder_id is not None:
+        kind, params = "ladder", {"owner": ladder_id, "seed": seed}
+    else:
+        kind, params = "own", {"owner": match_id}
+    if given is not None:
+        params["held"] = next(iter(given), -1)
+    return list(core(session).execute(statements[kind], params))
 
 
 def deal_of(match_id: int, tournament_id: int | None, ladder_id: int | None, seed: int) -> tuple[Any, ...]:
@@ -78,9 +137,18 @@ def deal_of(match_id: int, tournament_id: int | None, ladder_id: int | None, see
     return (Match.id == match_id,)
 
 
-def publish(session: Session, match_id: int, replay: dict[str, Any], stages: Stages = recorders.RATED) -> None:
+def deal_statuses(session: Session, match_id: int, tournament_id: int | None, ladder_id: int | None,
+                  seed: int) -> list[tuple[int, str]]:
+    """(id, status) of every match of the deal (``deal_of``), in id order."""
+    return [(other, status) for other, status in
+            _deal_rows(session, _DEAL_STATUSES, match_id, tournament_id, ladder_id, seed)]
+
+
+def publish(session: Session, match_id: int, replay: dict[str, Any], stages: Stages = recorders.RATED,
+            tournament_id: int | EllipsisType | None = ..., bots: list[int] | None = None) -> None:
     """Write what the match's replay says where pages, the API and the ratings read it: the named
-    recorders of ``stages`` (seat results, live Elo, outcome store, standings, metrics, faults), in order."""
-    recorders.run(session, stages, recorders.Published.load(session, match_id, replay))
+    recorders of ``stages`` (seat results, live Elo, outcome store, standings, metrics, faults), in order.
+    ``tournament_id`` and ``bots`` (the seats' bot ids in seat order): the match's, when the caller knows them."""
+    recorders.run(session, stages, recorders.Published.load(session, match_id, replay, tournament_id, bots))
     log.debug("match published", extra={"match_id": match_id, "game": replay["game"],
                                        "ranks": replay["result"]["ranks"]})

@@ -18,23 +18,31 @@ from typing import Any
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
+from arena.storage.db import core
 from arena.storage.history_models import LivePoint, RatingPoint
 from arena.storage.models import LiveRating, Rating
 
 MAX_POINTS = 300  # live points drawn per board (more matches are bucketed)
-MAX_FITS = 150  # fitted points drawn per board
-FITS_READ = 2000  # newest fitted points read per board
+MAX_FITS = 150  # fitted points drawn per board (more fits are bucketed, over the whole history)
 Point = tuple[int, float, float, float]  # x (the bot's n-th rated match), value, low, high
+_INSERT_POINTS = insert(LivePoint.__table__)
 
 
-def add_live_points(session: Session, game: str, match_id: int, bots: list[int]) -> None:
-    """After the live Elo update of a published match: each seat's live Elo and rated-match count."""
+def add_live_points(session: Session, game: str, match_id: int, bots: list[int],
+                    live: dict[int, tuple[float, int]] | None = None) -> None:
+    """After the live Elo update of a published match: each seat's live Elo and rated-match count, from
+    ``live`` (what ``leaderboards.update_live`` returned) or else read from the live ratings."""
     players = len(bots)
-    rows = session.execute(select(LiveRating.bot_id, LiveRating.elo, LiveRating.games).where(
-        LiveRating.game == game, LiveRating.players == players, LiveRating.bot_id.in_(bots))).all()
-    if rows:
-        session.execute(insert(LivePoint), [{"bot_id": bot, "game": game, "players": players, "games": games,
-                                             "match_id": match_id, "elo": round(elo, 2)} for bot, elo, games in rows])
+    if live is not None and all(bot in live for bot in bots):
+        rows = [(bot, *live[bot]) for bot in bots]
+    else:
+        session.flush()  # the live Elo rows changed in this transaction
+        rows = session.execute(select(LiveRating.bot_id, LiveRating.elo, LiveRating.games).where(
+            LiveRating.game == game, LiveRating.players == players, LiveRating.bot_id.in_(bots))).all()
+    if rows:  # Core: the ORM's bulk insert costs more than the statement
+        core(session).execute(_INSERT_POINTS, [
+            {"bot_id": bot, "game": game, "players": players, "games": games, "match_id": match_id,
+             "elo": round(elo, 2)} for bot, elo, games in rows])
 
 
 def _live(session: Session, bot_id: int, game: str, players: int, matches: int) -> list[Point]:
@@ -51,24 +59,22 @@ def _live(session: Session, bot_id: int, game: str, players: int, matches: int) 
     return [(int(n), float(avg), float(lo), float(hi)) for n, avg, lo, hi in rows]
 
 
-def _fits(session: Session, bot_id: int, game: str, players: int) -> list[Point]:
-    """(x, fitted Elo, low, high) of the newest fits, at most ``MAX_FITS`` (the last of each x bucket)."""
+def _fits(session: Session, bot_id: int, game: str, players: int, matches: int) -> list[Point]:
+    """(x, fitted Elo, low, high): the last fit of each of at most ``MAX_FITS`` buckets of consecutive
+    matches, over the bot's whole history. Regression: the newest 2,000 fits were read and then bucketed,
+    so a ladder bot refitted after every match (the maintenance rate) had fits drawn only over its latest
+    2,000 matches, a few dozen points at the right edge of the chart."""
+    where = (RatingPoint.bot_id == bot_id, RatingPoint.game == game, RatingPoint.players == players,
+             RatingPoint.games.is_not(None), RatingPoint.elo_low.is_not(None))
+    width = max(1, -(-matches // MAX_FITS))
+    last_of_bucket = select(func.max(RatingPoint.id)).where(*where).group_by((RatingPoint.games - 1) // width)
     rows = session.execute(
         select(RatingPoint.games, RatingPoint.elo, RatingPoint.elo_low, RatingPoint.elo_high)
-        .where(RatingPoint.bot_id == bot_id, RatingPoint.game == game, RatingPoint.players == players,
-               RatingPoint.games.is_not(None), RatingPoint.elo_low.is_not(None))
-        .order_by(RatingPoint.id.desc()).limit(FITS_READ)).all()
+        .where(RatingPoint.id.in_(last_of_bucket)).order_by(RatingPoint.id)).all()
     by_x: dict[int, Point] = {}
-    for games, elo, low, high in reversed(rows):  # oldest first: a later fit at the same x wins
+    for games, elo, low, high in rows:  # oldest first: a later fit at the same x wins
         by_x[games] = (games, elo, low, high)
-    points = sorted(by_x.values())
-    if len(points) > MAX_FITS:
-        width = -(-points[-1][0] // MAX_FITS)
-        kept: dict[int, Point] = {}
-        for point in points:
-            kept[(point[0] - 1) // width] = point
-        points = sorted(kept.values())
-    return points
+    return sorted(by_x.values())
 
 
 def history(session: Session, bot_id: int) -> list[dict[str, Any]]:
@@ -78,7 +84,7 @@ def history(session: Session, bot_id: int) -> list[dict[str, Any]]:
     current = {(r.game, r.players): r for r in session.scalars(select(Rating).where(Rating.bot_id == bot_id))}
     out = []
     for game, players, matches in boards:
-        fits = _fits(session, bot_id, game, players)
+        fits = _fits(session, bot_id, game, players, matches)
         rating = current.get((game, players))
         if rating is not None and matches:  # the rating as it stands (a later refit may have moved it)
             fits = [p for p in fits if p[0] < matches] + [(matches, rating.elo, rating.elo_low, rating.elo_high)]

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import EllipsisType
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from arena.services import latency, standings
@@ -17,18 +18,34 @@ from arena.services.leaderboards import update_live
 from arena.services.metrics import FAULTS, count_match, increment
 from arena.services.outcome_store import store_outcome
 from arena.services.rating_history import add_live_points
+from arena.storage.db import core
 from arena.storage.models import Fault, Match, MatchSeat
 
 
 @dataclass
+class Seat:
+    """A seat of a match being published: who sat there and, once ``seat_results`` ran, how it went (what
+    the stage writes on the seat row and the later stages read)."""
+
+    seat: int
+    bot_id: int
+    rank: int | None = None
+    score: float | None = None
+    forfeited: bool = False
+    decisions: int = 0
+    faults: int = 0
+
+
+@dataclass
 class Published:
-    """A match being published: its replay, its seat rows in seat order and its decision latencies."""
+    """A match being published: its replay, its seats in seat order and its decision latencies."""
 
     match_id: int
     tournament_id: int | None
     replay: dict[str, Any]
-    seats: list[MatchSeat]
+    seats: list[Seat]
     latencies: dict[int, list[float]] = field(default_factory=dict)
+    live: dict[int, tuple[float, int]] | None = None  # each seat's live Elo and games after it (``live_elo``)
 
     @property
     def game(self) -> str:
@@ -39,10 +56,15 @@ class Published:
         return self.replay["result"]
 
     @classmethod
-    def load(cls, session: Session, match_id: int, replay: dict[str, Any]) -> Published:
-        seats = list(session.scalars(select(MatchSeat).where(MatchSeat.match_id == match_id)
-                                     .order_by(MatchSeat.seat)))
-        tournament_id = session.scalar(select(Match.tournament_id).where(Match.id == match_id))
+    def load(cls, session: Session, match_id: int, replay: dict[str, Any],
+             tournament_id: int | EllipsisType | None = ..., bots: list[int] | None = None) -> Published:
+        """``tournament_id`` and ``bots`` (the seats' bot ids in seat order): the match's, when the caller
+        read them already (``...`` and None: read them here)."""
+        if bots is None:
+            bots = list(core(session).scalars(_SEAT_BOTS, {"match_id": match_id}))
+        seats = [Seat(seat, bot) for seat, bot in enumerate(bots)]
+        if tournament_id is ...:
+            tournament_id = session.scalar(select(Match.tournament_id).where(Match.id == match_id))
         latencies: dict[int, list[float]] = {}
         for step in replay["steps"]:
             for decision in step["decisions"]:
@@ -60,26 +82,44 @@ Recorder = Callable[[Session, Published], None]
 def seat_results(session: Session, match: Published) -> None:
     """Rank, score, forfeit, decisions, faults and latency on each seat row (bot pages read these)."""
     result = match.result
-    for row in match.seats:
-        samples = match.latencies.get(row.seat, [])
-        row.rank = result["ranks"][row.seat]
-        row.score = float(result["scores"][row.seat])
-        row.forfeited = row.seat in result["forfeited"]
-        row.decisions = sum(1 for s in match.replay["steps"] for d in s["decisions"] if d["seat"] == row.seat)
-        row.faults = match.faults_of(row.seat)
-        row.latency_sum_ms = round(sum(samples), 3)
-        row.latency_max_ms = round(max(samples, default=0.0), 3)
-        row.latency_hist = latency.histogram(samples)
+    decisions = [0] * len(match.seats)
+    for step in match.replay["steps"]:
+        for decision in step["decisions"]:
+            decisions[decision["seat"]] += 1
+    rows = []
+    for seat in match.seats:
+        samples = match.latencies.get(seat.seat, [])
+        seat.rank = result["ranks"][seat.seat]
+        seat.score = float(result["scores"][seat.seat])
+        seat.forfeited = seat.seat in result["forfeited"]
+        seat.decisions = decisions[seat.seat]
+        seat.faults = match.faults_of(seat.seat)
+        rows.append({"m": match.match_id, "s": seat.seat, "rank": seat.rank, "score": seat.score,
+                     "forfeited": seat.forfeited, "decisions": seat.decisions, "faults": seat.faults,
+                     "latency_sum_ms": round(sum(samples), 3), "latency_max_ms": round(max(samples, default=0.0), 3),
+                     "latency_hist": latency.histogram(samples)})
+    _update_seats(session, rows)
+
+
+_SEATS = MatchSeat.__table__
+_SEAT_BOTS = select(_SEATS.c.bot_id).where(_SEATS.c.match_id == bindparam("match_id")).order_by(_SEATS.c.seat)
+_UPDATE_SEAT = update(_SEATS).where(_SEATS.c.match_id == bindparam("m"), _SEATS.c.seat == bindparam("s"))
+
+
+def _update_seats(session: Session, rows: list[dict[str, Any]]) -> None:
+    """The seat rows' new values (keys "m" and "s" pick the row, the others name its columns), in one
+    Core statement run for every row (the ORM's unit of work cost several times more)."""
+    core(session).execute(_UPDATE_SEAT, rows)
 
 
 def live_elo(session: Session, match: Published) -> None:
-    update_live(session, match.game, [row.bot_id for row in match.seats], match.result)
+    match.live = update_live(session, match.game, [row.bot_id for row in match.seats], match.result)
 
 
 def live_points(session: Session, match: Published) -> None:
-    """The rating chart's point for this match: each seat's live Elo after it (``rating_history``)."""
-    session.flush()  # the live Elo rows the stage before changed
-    add_live_points(session, match.game, match.match_id, [row.bot_id for row in match.seats])
+    """The rating chart's point for this match: each seat's live Elo after it (``rating_history``), as the
+    stage before left it (read back when run alone)."""
+    add_live_points(session, match.game, match.match_id, [row.bot_id for row in match.seats], match.live)
 
 
 def outcome_store(session: Session, match: Published) -> None:
@@ -99,19 +139,31 @@ def match_metrics(session: Session, match: Published) -> None:
 
 def fault_rows(session: Session, match: Published) -> None:
     """One row per fault, for the bot's owner (message and excerpt) and the fault tables."""
-    bot_of = {row.seat: row.bot_id for row in match.seats}
-    for fault in match.replay["faults"]:
-        session.add(Fault(match_id=match.match_id, bot_id=bot_of[fault["seat"]], seat=fault["seat"],
-                          turn=fault["turn"], path=fault["path"], kind=fault["kind"],
-                          message=fault["message"][:2000], excerpt=fault["excerpt"][:1000],
-                          latency_ms=fault["latency_ms"]))
+    bot_of = {seat.seat: seat.bot_id for seat in match.seats}
+    rows = [{"match_id": match.match_id, "bot_id": bot_of[fault["seat"]], "seat": fault["seat"], "turn": fault["turn"],
+             "path": fault["path"], "kind": fault["kind"], "message": _no_nul(fault["message"][:2000]),
+             "excerpt": _no_nul(fault["excerpt"][:1000]), "latency_ms": fault["latency_ms"]}
+            for fault in match.replay["faults"]]
+    if rows:
+        core(session).execute(_INSERT_FAULT, rows)
+
+
+_INSERT_FAULT = insert(Fault.__table__)
+
+
+def _no_nul(text: str) -> str:
+    """PostgreSQL text holds no NUL; the referee makes messages printable, but a replay sealed before it
+    did may still carry one (a bot's status line), and must not make its deal unpublishable."""
+    return text.replace("\x00", "\ufffd")
 
 
 def void_seats(session: Session, match: Published) -> None:
     """Every seat forfeited, with its fault count; no rank, score or decisions (nothing to rate)."""
-    for row in match.seats:
-        row.rank, row.score, row.forfeited, row.decisions = None, None, True, 0
-        row.faults = match.faults_of(row.seat)
+    for seat in match.seats:
+        seat.rank, seat.score, seat.forfeited, seat.decisions = None, None, True, 0
+        seat.faults = match.faults_of(seat.seat)
+    _update_seats(session, [{"m": match.match_id, "s": seat.seat, "rank": None, "score": None, "forfeited": True,
+                             "decisions": 0, "faults": seat.faults} for seat in match.seats])
 
 
 def fault_metrics(session: Session, match: Published) -> None:

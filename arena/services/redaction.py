@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 BOT = "<bot>"
-_PORT = re.compile(r"\bport=\d+")
+_PORT = re.compile(r"\bport([= ])\d+")  # urllib3's "port=8443", the guard's "port 8443"
 _ADDRESS_LIKE = re.compile(r"[0-9A-Fa-f:.]*[.:][0-9A-Fa-f:.]*")
 _PORT_AFTER = re.compile(r"(<address>\]?|<bot>\]?):\d+")
 
@@ -29,7 +29,7 @@ def without_addresses(text: str, urls: list[str]) -> str:
                 text = text.replace(part, BOT)
         if base:
             text = text.replace(base + "/", BOT + "/")
-    text = _PORT.sub(f"port={BOT}", text)
+    text = _PORT.sub(rf"port\g<1>{BOT}", text)
     text = _ADDRESS_LIKE.sub(_blank_address, text)
     return _PORT_AFTER.sub(rf"\1:{BOT}", text)  # a port right after a blanked host or address
 
@@ -53,13 +53,18 @@ def _is_ip(text: str) -> bool:
 
 
 def redact_replay(replay: dict[str, Any], urls: list[str]) -> None:
-    """Blank the bots' addresses in every fault of ``replay`` (the list and each decision's), in place."""
-    faults = list(replay.get("faults", []))
-    faults += [d["fault"] for step in replay.get("steps", []) for d in step.get("decisions", []) if d.get("fault")]
-    for fault in faults:
+    """Blank the bots' addresses in every fault of ``replay`` (the list and each decision's), in place.
+    ``urls``: the seats' URLs in seat order. A fault is blanked with its own seat's URL only: it names the
+    bot that made it, and part of its text is the bot's own (a wrong "turn" is quoted), so blanking every
+    seat's URL in it let a bot write guesses there and read in the replay which one had become "<bot>"."""
+    faults = [(fault.get("seat"), fault) for fault in replay.get("faults", [])]
+    faults += [(d.get("seat"), d["fault"]) for step in replay.get("steps", []) for d in step.get("decisions", [])
+               if d.get("fault")]
+    for seat, fault in faults:
+        own = [urls[seat]] if isinstance(seat, int) and 0 <= seat < len(urls) else urls
         for key in ("message", "excerpt"):
             if isinstance(fault.get(key), str):
-                fault[key] = without_addresses(fault[key], urls)
+                fault[key] = without_addresses(fault[key], own)
 
 
 def public_replay(replay: dict[str, Any]) -> dict[str, Any]:

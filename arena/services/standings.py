@@ -1,7 +1,7 @@
 """A tournament's standings and cross-table, kept as sums in the database.
 
 A finished match never changes, so its part of the standings is added once, in the transaction that
-records it (``add_match``, under the leaderboard's write lock): a tournament page then reads one row per
+records it (``add_match``, an upsert that adds in the database): a tournament page then reads one row per
 bot and one per pair that met, whatever the number of matches (summing seat rows per view grew with the
 tournament: docs/benchmarks.md). The cross-table counts every pair of seats of a match: the better place
 wins and a shared place is a draw, in every game (two Piranha Pedro seats that both stay dry share first
@@ -11,7 +11,7 @@ telling who met whom). Bots with equal records share their place (``places``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import delete, insert, select
@@ -27,6 +27,7 @@ from arena.storage.models import (
     TournamentPair,
     TournamentScore,
 )
+from arena.storage.upsert import upsert
 
 SCORE_FIELDS = ("matches", "wins", "rank_sum", "score_sum", "forfeits", "faults")
 PAIR_FIELDS = ("wins", "draws", "losses")
@@ -55,32 +56,20 @@ def tally(seats: Sequence[Seat], scores: Scores, pairs: Pairs) -> None:
         pairs.setdefault((bots[b], bots[a]), [0, 0, 0])[2 - slot] += 1
 
 
-def add_match(session: Session, tournament_id: int, game: str, seats: Sequence[MatchSeat]) -> None:
-    """Add a match being recorded to its tournament's sums (the caller holds the leaderboard's lock, so
-    no other writer reads these rows between our read and our write)."""
+def add_match(session: Session, tournament_id: int, game: str, seats: Sequence[Any]) -> None:
+    """Add a match being recorded to its tournament's sums: one upsert per table, adding in the database
+    (no read of the rows first). ``seats``: ``recorders.Seat``s (or seat rows) in seat order."""
     scores: Scores = {}
     pairs: Pairs = {}
     tally([(s.bot_id, s.rank, s.score, s.forfeited, s.faults) for s in seats], scores, pairs)
-    rows = {r.bot_id: r for r in session.scalars(select(TournamentScore).where(
-        TournamentScore.tournament_id == tournament_id, TournamentScore.bot_id.in_(scores)))}
-    for bot, add in scores.items():
-        _add_to(session, rows.get(bot), TournamentScore, {"tournament_id": tournament_id, "bot_id": bot},
-                SCORE_FIELDS, add)
-    cells = {(r.bot_id, r.other_id): r for r in session.scalars(select(TournamentPair).where(
-        TournamentPair.tournament_id == tournament_id, TournamentPair.bot_id.in_(scores),
-        TournamentPair.other_id.in_(scores)))}
-    for (bot, other), add in pairs.items():
-        _add_to(session, cells.get((bot, other)), TournamentPair,
-                {"tournament_id": tournament_id, "bot_id": bot, "other_id": other}, PAIR_FIELDS, add)
-
-
-def _add_to(session: Session, row: Any, model: type, key: dict[str, int], fields: Iterable[str],
-            add: list[Any]) -> None:
-    if row is None:
-        session.add(model(**key, **dict(zip(fields, add, strict=True))))
-        return
-    for name, value in zip(fields, add, strict=True):
-        setattr(row, name, getattr(row, name) + value)
+    upsert(session, TournamentScore, [{"tournament_id": tournament_id, "bot_id": bot,
+                                       **dict(zip(SCORE_FIELDS, add, strict=True))}
+                                      for bot, add in sorted(scores.items())],
+           ("tournament_id", "bot_id"), add=SCORE_FIELDS)
+    upsert(session, TournamentPair, [{"tournament_id": tournament_id, "bot_id": bot, "other_id": other,
+                                      **dict(zip(PAIR_FIELDS, add, strict=True))}
+                                     for (bot, other), add in sorted(pairs.items())],
+           ("tournament_id", "bot_id", "other_id"), add=PAIR_FIELDS)
 
 
 def rebuild(session: Session, tournament_id: int) -> None:

@@ -6,7 +6,7 @@ import json
 import secrets
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.orm import Session
 
 from arena.domain.schedules import round_robin
@@ -15,6 +15,7 @@ from arena.services.errors import Forbidden, Invalid, NotFound, require_id
 from arena.services.leaderboards import lock_board
 from arena.services.publication import close_deal
 from arena.services.standings import standings_and_cross_table
+from arena.storage.db import core
 from arena.storage.models import (
     Account,
     Bot,
@@ -201,12 +202,14 @@ def cancel_tournament(session: Session, organizer: Account, tournament_id: int,
     return tournament
 
 
+_OPEN_MATCHES = (select(func.count()).select_from(Match.__table__)
+                 .where(Match.__table__.c.tournament_id == bindparam("tournament_id"),
+                        Match.__table__.c.status.in_([MatchStatus.QUEUED, MatchStatus.RUNNING])))
+
+
 def finish_tournament_if_done(session: Session, tournament_id: int) -> int:
     """Mark a running tournament finished once none of its matches is queued or running (1 if so)."""
-    open_matches = session.scalar(
-        select(func.count()).select_from(Match)
-        .where(Match.tournament_id == tournament_id, Match.status.in_([MatchStatus.QUEUED, MatchStatus.RUNNING]))
-    )
+    open_matches = core(session).scalar(_OPEN_MATCHES, {"tournament_id": tournament_id})  # Core: once per match
     if open_matches:
         return 0
     done = session.execute(update(Tournament).where(Tournament.id == tournament_id,

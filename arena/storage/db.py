@@ -14,7 +14,7 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -38,13 +38,29 @@ def _sqlite_begin(conn) -> None:  # type: ignore[no-untyped-def]
     conn.exec_driver_sql(f"BEGIN {mode}")
 
 
-def _postgres_timeouts(timeout_s: float) -> dict[str, int]:
+def _postgres_timeouts(timeout_s: float, url: str = "") -> dict[str, int | str]:
     """libpq options: give up connecting after ``timeout_s``; drop a connection whose sent data goes
     unacknowledged that long (``tcp_user_timeout``, which also bounds the pool's pre-ping); probe idle
-    ones with keepalives. A query may still run as long as it needs: only silence from the peer counts."""
+    ones with keepalives. A query may still run as long as it needs: only silence from the peer counts.
+
+    The server is asked for the same on its side of each connection (``options``): a client cut off in
+    the middle of a transaction (a partitioned worker host) otherwise left its backend idle in
+    transaction, holding its row locks (the ladder rows a tick locks, a leaderboard's lock), until the
+    server's kernel gave up on the peer: two hours of keepalive silence by default. Now it is ended
+    about ``timeout_s`` + 3 probes later, and whoever waits on those locks goes on."""
     seconds = max(1, round(timeout_s))
+    interval = max(1, seconds // 2)
+    server = {"tcp_keepalives_idle": seconds, "tcp_keepalives_interval": interval, "tcp_keepalives_count": 3,
+              "tcp_user_timeout": seconds * 1000}
     return {"connect_timeout": seconds, "tcp_user_timeout": seconds * 1000, "keepalives": 1,
-            "keepalives_idle": seconds, "keepalives_interval": max(1, seconds // 2), "keepalives_count": 3}
+            "keepalives_idle": seconds, "keepalives_interval": interval, "keepalives_count": 3,
+            "options": " ".join([*_url_options(url), *(f"-c {name}={value}" for name, value in server.items())])}
+
+
+def _url_options(url: str) -> list[str]:
+    """The ``options`` the URL gives already (a schema's search path): kept, ours are added after."""
+    given = make_url(url).query.get("options") if url else None
+    return list(given) if isinstance(given, tuple) else [given] if given else []
 
 
 class Database:
@@ -59,7 +75,8 @@ class Database:
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
             kwargs["connect_args"] = {"timeout": 30, "check_same_thread": False}
         else:
-            kwargs.update(pool_pre_ping=True, pool_size=5, max_overflow=10, connect_args=_postgres_timeouts(timeout_s))
+            kwargs.update(pool_pre_ping=True, pool_size=5, max_overflow=10,
+                          connect_args=_postgres_timeouts(timeout_s, url))
         self.engine: Engine = create_engine(url, **kwargs)
         if url.startswith("sqlite"):
             event.listen(self.engine, "connect", _sqlite_pragmas)
@@ -90,6 +107,15 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def core(session: Session) -> Connection:
+    """The session's connection, for Core statements on a hot path (a worker's claim and record): the ORM's
+    per-statement work (its compile state, result loading, autoflush) costs more than the statement
+    itself there. What the session has pending is flushed first, as its own ``execute`` would."""
+    if session.new or session.dirty or session.deleted:
+        session.flush()
+    return session.connection()
 
 
 def alembic_config(url: str) -> Config:

@@ -198,6 +198,7 @@ class Match(Base):
         Index("ix_matches_ladder_deal", "ladder_id", "seed", "status"),
         Index("ix_matches_tournament_id", "tournament_id", "id"), Index("ix_matches_ladder_id", "ladder_id", "id"),
         Index("ix_matches_board_id", "game", "num_players", "id"), Index("ix_matches_status_id", "status", "id"),
+        Index("ix_matches_ladder_created", "ladder_id", "created_at"),  # the tick's last-hour count
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -290,7 +291,8 @@ class Rating(Base):
 
 class LeaderboardFit(Base):
     """When a leaderboard was last fitted and over how many matches (a slower, older fit never
-    overwrites a newer one)."""
+    overwrites a newer one), and the prior's fitted spread (log tau^2, logits: the untempered search's,
+    read only for the design effect, and the table's), where the next refit's search of it starts."""
 
     __tablename__ = "leaderboard_fits"
 
@@ -300,6 +302,8 @@ class LeaderboardFit(Base):
     last_match_id: Mapped[int] = mapped_column(Integer, default=0)
     duration_ms: Mapped[float] = mapped_column(Float, default=0.0)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+    design_spread: Mapped[float | None] = mapped_column(Float, nullable=True)
+    spread: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
 class BoardOutcome(Base):
@@ -318,7 +322,8 @@ class BoardOutcome(Base):
 class BoardOutcomeBlock(Base):
     """Up to a few thousand finished matches of one leaderboard in one row, so a refit reads its whole log
     as a few dozen rows of one primary-key range (never another leaderboard's): ``match_ids`` int32 per
-    match, ``seats`` as in ``BoardOutcome`` one match after the other, in the same order."""
+    match, ``seats`` as in ``BoardOutcome`` one match after the other, in the same order, and ``deals``
+    (``outcome_store.pack_deals``: tournament, ladder, seed) in that order too."""
 
     __tablename__ = "board_outcome_blocks"
 
@@ -328,6 +333,7 @@ class BoardOutcomeBlock(Base):
     matches: Mapped[int] = mapped_column(Integer)
     match_ids: Mapped[bytes] = mapped_column(LargeBinary)
     seats: Mapped[bytes] = mapped_column(LargeBinary)
+    deals: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
 
 
 class BoardFaultRates(Base):

@@ -43,9 +43,10 @@ def create_app(settings: Settings | None = None, context: Context | None = None)
     from arena.web.ops import ops
 
     app.register_blueprint(ops)
-    from arena.web.live import live
+    from arena.web.live import live, live_seq
 
     app.register_blueprint(live)
+    app.jinja_env.globals["live_seq"] = live_seq
     from arena.web.pages import register_pages
 
     register_pages(app)  # the HTML pages, with CSRF checks on their forms only

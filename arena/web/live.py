@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import Iterator
 
-from flask import Blueprint, Response
+from flask import Blueprint, Response, g
 
 from arena.web.context import context
 
@@ -29,6 +29,19 @@ STREAM_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}  # ngi
 def _hub():  # type: ignore[no-untyped-def]
     bus = context().live
     return None if bus is None else bus.hub
+
+
+def live_seq(topic: str) -> int | None:
+    """The topic's event counter, read once per request. A page that follows a topic calls it before it
+    reads the database, and carries it (``data-live-seq``): a later event, even one the stream only
+    replays as the topic's kept event when it connects a moment after the page loaded, is then newer
+    than the page, and the page refreshes. Regression: the tournament page ignored the kept event as
+    older than the page, so a tournament that ended between render and connect never showed as ended."""
+    known = g.setdefault("live_seqs", {})
+    if topic not in known:
+        hub = _hub()
+        known[topic] = None if hub is None else hub.seq(topic)
+    return known[topic]
 
 
 def _unavailable(reason: str) -> Response:

@@ -90,15 +90,25 @@ class Game(ABC):
     def public_view(self, state: Any) -> dict[str, JSON]:
         """JSON-safe view holding only what a spectator may know."""
 
+    def views(self, state: Any, seats: list[int]) -> dict[int, dict[str, JSON]]:
+        """``view(state, seat)`` for each of ``seats`` (the referee asks a step's acting seats at once).
+        Games whose seat views are a common public part plus a private one override this to build the
+        public part once per step; the views may then share that part's values, so they are read, never
+        changed."""
+        return {seat: self.view(state, seat) for seat in seats}
+
     @abstractmethod
     def conservation(self, state: Any) -> dict[str, int]:
         """Counts that no step may change (pieces, cards, stones): the conformance test checks them."""
 
-    def canonical_action(self, state: Any, seat: int, action: JSON) -> JSON:
+    def canonical_action(self, state: Any, seat: int, action: JSON, legal: list[JSON] | None = None) -> JSON:
         """The engine's own value of the legal action equal (as JSON) to ``action``; ``RulesError`` if
         there is none. Used to vet a bot's answer before ``apply``. Games whose actions contain lists
-        in which order carries no meaning override this to canonicalise first."""
-        legal = self.legal_actions(state, seat)
+        in which order carries no meaning override this to canonicalise first. ``legal``: this seat's
+        ``legal_actions`` in ``state`` when the caller has them already (the referee listed them for the
+        request), so they are not worked out twice per decision."""
+        if legal is None:
+            legal = self.legal_actions(state, seat)
         for candidate in legal:
             if candidate == action and _same_json(candidate, action):
                 return candidate
@@ -125,10 +135,14 @@ class Game(ABC):
             raise RulesError(f"seat(s) {extra} may not act now; waiting for {sorted(acting)}")
 
 
+_SORTED = json.JSONEncoder(sort_keys=True)  # what json.dumps(..., sort_keys=True) builds anew on every call
+
+
 def _same_json(a: JSON, b: JSON) -> bool:
-    """Equal as JSON text: 1 and 1.0 and true differ here although Python calls them equal."""
+    """Equal as JSON text: 1 and 1.0 and true differ here although Python calls them equal. (Once per
+    vetted answer: one encoder kept, not two built per call.)"""
     try:
-        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+        return _SORTED.encode(a) == _SORTED.encode(b)
     except (TypeError, ValueError):
         return False
 

@@ -28,8 +28,9 @@ class ArenaProcess:
         self.log_path = tmp_path / f"{command}-{runs}.log"
         environ = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}  # the embedded default
         # the ladder only where a test asks for it (ARENA_LADDER=1): the others count tournament matches
+        # INFO: the tests wait for the processes' log lines ("match started"), which arena demo hides from people
         environ.update({"ARENA_DATA_DIR": str(self.data_dir), "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1",
-                        "ARENA_LADDER": "0", **(env or {})})
+                        "ARENA_LADDER": "0", "ARENA_LOG_LEVEL": "INFO", **(env or {})})
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "arena.cli", command, "--port", str(self.port), "--workers", str(workers),

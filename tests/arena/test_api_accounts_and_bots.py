@@ -172,3 +172,26 @@ def test_post_bots_without_a_token_validated_the_body_before_answering_401(clien
     assert response.headers["WWW-Authenticate"].startswith("Bearer")
     assert client.patch("/api/bots/1", json={"nonsense": True}).status_code == 401
     assert client.post("/api/tournaments", json={"nonsense": True}).status_code == 401
+
+
+@pytest.mark.parametrize("copy", ["pp-heuristic", "PP-Heuristic", "pp_heuristic", "pp heur1stic", "pp-heurlstic",
+                                  "pp.heuristic.", "PP--HEURISTIC"])
+def test_bot_name_regression_another_owner_took_a_famous_bots_name(client, context, random_bots, copy) -> None:
+    """Bot names were unique per owner only: anybody could submit "pp-heuristic" (or "pp-heur1stic") for
+    the same game, and the match lists, replays and head-to-head pages, which name bots without their
+    owners, showed two "pp-heuristic"s. A name that looks like another owner's bot of the game is now
+    refused (409) at submission and at renaming; other games, and other names, stay free."""
+    url = random_bots[0].url
+    alice, mallory = token_for(context, "alice"), token_for(context, "mallory")
+    famous = client.post("/api/bots", json={"name": "pp-heuristic", "url": url, "game": "piranha-pedro"},
+                         headers=auth(alice))
+    assert famous.status_code == 201, famous.get_json()
+    response = client.post("/api/bots", json={"name": copy, "url": url, "game": "piranha-pedro"}, headers=auth(mallory))
+    assert response.status_code == 409 and "another owner" in response.get_json()["error"], response.get_json()
+    mine = client.post("/api/bots", json={"name": "pp-heuristic-2", "url": url, "game": "piranha-pedro"},
+                       headers=auth(mallory))
+    assert mine.status_code == 201, mine.get_json()
+    renamed = client.patch(f"/api/bots/{mine.get_json()['id']}", json={"name": copy}, headers=auth(mallory))
+    assert renamed.status_code == 409
+    elsewhere = client.post("/api/bots", json={"name": copy, "url": url, "game": "pajarracos"}, headers=auth(mallory))
+    assert elsewhere.status_code == 201, elsewhere.get_json()

@@ -67,3 +67,16 @@ def test_a_rotated_secret_is_new_and_never_logged(database, settings) -> None:
         assert secret not in fingerprint
         assert bot_owner.secret_to_show(session, bot_id, alice, fingerprint) == secret
         assert bot_owner.secret_to_show(session, bot_id, alice, bot_owner.fingerprint("x")) is None
+
+
+def test_a_declared_capacity_counts_without_the_owner_raising_it(database, settings) -> None:
+    """The SDK's bots declare ``capacity: 2`` (threaded servers): that is their load on the ladder, though
+    their owner left the setting at 1; the arena's cap still bounds it; no declaration: the owner's."""
+    from arena.storage.models import Bot
+
+    bot = Bot(name="b", url="http://127.0.0.1:1/", game="piranha-pedro", secret="s", info={"capacity": 2},
+              capacity=1)
+    assert bot_owner.effective_capacity(bot, settings) == 2
+    assert bot_owner.effective_capacity(bot, replace(settings, ladder_max_capacity=1)) == 1
+    bot.info = {"capacity": True}  # not a number: ignored
+    assert bot_owner.effective_capacity(bot, settings) == 1

@@ -71,3 +71,24 @@ def test_web_boot_without_database_regression_gunicorn_exited(tmp_path) -> None:
                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert booted.returncode == 0, booted.stderr[-2000:]
     assert booted.stdout.strip() == "Flask" and "cannot be reached at start" in booted.stderr
+
+
+def test_client_cut_off_mid_transaction_regression_the_server_kept_its_locks_for_hours() -> None:
+    """A worker or ladder scheduler cut off inside a transaction left its backend idle in transaction,
+    holding its row locks, until the server's kernel gave up on it (two hours of keepalive silence): every
+    tick, and every record on that leaderboard, waited as long. The server now probes each connection
+    and ends it when the client is gone: about timeout + 3 probes."""
+    from tests.arena.conftest import POSTGRES_URL
+
+    db = Database(POSTGRES_URL, timeout_s=4)
+    try:
+        with db.session(readonly=True) as session:
+            settings = dict(session.execute(text(
+                "select name, setting from pg_settings where name in ('tcp_keepalives_idle', "
+                "'tcp_keepalives_interval', 'tcp_keepalives_count', 'tcp_user_timeout')")).all())
+    except OperationalError as exc:
+        pytest.skip(f"no PostgreSQL to test against: {exc}")
+    finally:
+        db.engine.dispose()
+    assert settings == {"tcp_keepalives_idle": "4", "tcp_keepalives_interval": "2", "tcp_keepalives_count": "3",
+                        "tcp_user_timeout": "4000"}

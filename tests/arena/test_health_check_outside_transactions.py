@@ -139,12 +139,12 @@ def test_sqlite_write_lock_held_during_health_check_eight_slow_bots(tmp_path, se
             # most of the time the health checks were given to start
             clients = [create_app(context=context).test_client() for _token in tokens]
 
-            def submit(client, token: str) -> None:  # type: ignore[no-untyped-def]
-                codes.append(client.post("/api/bots", json={"name": "slow", "url": slow.url, "game": "piranha-pedro"},
+            def submit(client, token: str, name: str) -> None:  # type: ignore[no-untyped-def]
+                codes.append(client.post("/api/bots", json={"name": name, "url": slow.url, "game": "piranha-pedro"},
                                          headers=auth(token)).status_code)
 
-            threads = [threading.Thread(target=submit, args=(client, token), daemon=True)
-                       for client, token in zip(clients, tokens, strict=True)]
+            threads = [threading.Thread(target=submit, args=(client, token, f"slow-{chr(97 + n)}"), daemon=True)
+                       for n, (client, token) in enumerate(zip(clients, tokens, strict=True))]
             for thread in threads:
                 thread.start()
             deadline = time.monotonic() + 15

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import threading
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 from sqlalchemy import func, select, update
@@ -14,7 +15,18 @@ from sqlalchemy import func, select, update
 from arena.services.accounts import create_account
 from arena.services.ladder_scheduler import capacity, ladder_seed, tick
 from arena.services.ladders import ensure_ladders, pause_ladder, resume_ladder
-from arena.storage.models import Account, Bot, Ladder, Match, MatchSeat, MatchStatus, PausedBy, Rating, utcnow
+from arena.storage.models import (
+    Account,
+    Bot,
+    BotStatus,
+    Ladder,
+    Match,
+    MatchSeat,
+    MatchStatus,
+    PausedBy,
+    Rating,
+    utcnow,
+)
 
 GAME = "piranha-pedro"
 KEY = b"k" * 32
@@ -38,10 +50,10 @@ def _bots(context, count: int, game: str = GAME, **fields) -> list[int]:
         return [b.id for b in bots]
 
 
-def _tick(context, settings, seed: int = 1):
+def _tick(context, settings, seed: int = 1, workers: int = 0):
     with context.db.session() as session:
         ensure_ladders(session, settings)
-        return tick(session, settings, KEY, random.Random(seed))
+        return tick(session, settings, KEY, random.Random(seed), workers=workers)
 
 
 def _matches(context, ladder_game: str = GAME) -> list[Match]:
@@ -131,17 +143,50 @@ def test_a_killed_tick_leaves_nothing(context, ladder_settings, monkeypatch) -> 
     assert sum(_tick(context, ladder_settings).created.values()) == 1
 
 
-def test_a_bot_off_the_ladder_owes_nothing(context, ladder_settings) -> None:
+def test_a_bot_off_the_ladder_owes_no_table_it_has_not_started(context, ladder_settings) -> None:
     bots = _bots(context, 3)
-    first = _tick(context, ladder_settings)
-    with context.db.session() as session:  # played (publication itself: the integration test)
-        session.execute(update(Match).where(Match.id.in_(first.release)).values(status=MatchStatus.FINISHED))
+    _tick(context, ladder_settings)  # one table: its first rotation queued, two scheduled
     with context.db.session() as session:
         session.get(Bot, bots[0]).paused_by = PausedBy.OWNER
     report = _tick(context, ladder_settings)
-    assert len(report.cancelled) == 2 and not report.created
-    statuses = sorted(m.status for m in _matches(context))
-    assert statuses == [MatchStatus.CANCELLED, MatchStatus.CANCELLED, MatchStatus.FINISHED]
+    assert len(report.cancelled) == 3 and not report.created and not report.release
+    assert {m.status for m in _matches(context)} == {MatchStatus.CANCELLED}
+
+
+@pytest.mark.parametrize("leaves", ["paused", "retired", "disabled", "probation"])
+@pytest.mark.parametrize("first", [MatchStatus.SEALED, MatchStatus.RUNNING])
+def test_ladder_regression_leaving_after_a_lucky_first_rotation_cancelled_its_twins(
+        context, ladder_settings, leaves, first) -> None:
+    """A table's rotations play one deal from every seat, so seat and deal luck cancel. A bot that saw its
+    first rotation go its way (its /end says its rank; a running one shows it its hand) could pause itself
+    (or retire, publish a new version...): the twins that hand the good seat to the others were cancelled,
+    and the deal published with only the lucky rotation rated. Then it resumed. A started table is now
+    played out whatever its bots do; only a table none of whose rotations started is cancelled."""
+    bots = _bots(context, 3)
+    opened = _tick(context, ladder_settings)
+    with context.db.session() as session:
+        session.execute(update(Match).where(Match.id.in_(opened.release)).values(status=first))
+        bot = session.get(Bot, bots[0])
+        if leaves == "paused":
+            bot.paused_by = PausedBy.OWNER
+        elif leaves == "probation":
+            bot.paused_by = PausedBy.PROBATION
+        elif leaves == "retired":
+            bot.retired_at, bot.status = utcnow(), BotStatus.DISABLED
+        else:
+            bot.status = BotStatus.DISABLED
+    report = _tick(context, ladder_settings)
+    assert not report.cancelled and not report.created
+    assert MatchStatus.CANCELLED not in {m.status for m in _matches(context)}
+    _finish(context, [m.id for m in _matches(context) if m.status == MatchStatus.RUNNING])
+    owed = list(report.release)
+    _finish(context, report.release)
+    for _ in range(3):  # the twins are still given to the workers, one at a time (capacity 1)
+        released = _tick(context, ladder_settings).release
+        owed += released
+        _finish(context, released)
+    assert len(owed) == 2 and {m.status for m in _matches(context)} == {MatchStatus.SEALED}
+    assert not _tick(context, ladder_settings).created  # and no new table seats it meanwhile
 
 
 def test_a_paused_ladder_starts_no_table_but_plays_what_is_owed(context, ladder_settings) -> None:
@@ -162,14 +207,20 @@ def test_a_paused_ladder_starts_no_table_but_plays_what_is_owed(context, ladder_
     assert _tick(context, ladder_settings).created
 
 
-def test_a_settled_board_plays_at_the_maintenance_rate(context, ladder_settings) -> None:
+def _settled_board(context, ladder_settings):
+    """Six bots of resolved ranks, 100 Elo apart; the settings with a maintenance rate of one 3-player table
+    an hour."""
     bots = _bots(context, 6)
     with context.db.session() as session:
         for rank, bot_id in enumerate(bots, start=1):
             session.add(Rating(game=GAME, players=3, bot_id=bot_id, elo=2000 - 100 * rank, elo_low=1950 - 100 * rank,
                                elo_high=2050 - 100 * rank, rank=rank, rank_low=rank, rank_high=rank, games=100,
                                provisional=False))
-    slow = replace(ladder_settings, ladder_maintenance_per_hour=3)  # one 3-player table an hour
+    return replace(ladder_settings, ladder_maintenance_per_hour=3)
+
+
+def test_a_settled_board_plays_at_the_maintenance_rate(context, ladder_settings) -> None:
+    slow = _settled_board(context, ladder_settings)
     report = _tick(context, slow)
     with context.db.session(readonly=True) as session:
         ladder = session.scalar(select(Ladder).where(Ladder.game == GAME))
@@ -179,6 +230,29 @@ def test_a_settled_board_plays_at_the_maintenance_rate(context, ladder_settings)
     _bots(context, 1)  # a newcomer wakes it: the board is no longer settled
     woken = _tick(context, slow)
     assert woken.created and woken.placements
+
+
+def test_a_newcomer_on_a_settled_board_regression_got_one_table_an_hour_after_its_first(
+        context, ladder_settings) -> None:
+    """Regression (h-planner's simulation against the scheduler): a settled ladder stays settled while a bot
+    is placed (its rank does not reopen the others), so the tick held the newcomer to the maintenance rate
+    once its first table was made: one table an hour. Now a bot being placed gets tables at the full rate,
+    and only its own: the settled bots start none."""
+    slow = _settled_board(context, ladder_settings)
+    assert sum(_tick(context, slow).created.values()) == 1  # the maintenance table
+    newcomer = _bots(context, 1)[0]
+    assert _tick(context, slow).placements  # its first table, at once
+    _finish(context, [m.id for m in _matches(context)])
+    with context.db.session() as session:
+        session.add(Rating(game=GAME, players=3, bot_id=newcomer, elo=1700, elo_low=1400, elo_high=2000, rank=4,
+                           rank_low=1, rank_high=7, games=3, provisional=True))
+    again = _tick(context, slow)
+    with context.db.session(readonly=True) as session:
+        ladder = session.scalar(select(Ladder).where(Ladder.game == GAME))
+    assert again.settled[ladder.id]  # still settled: the others are not reopened
+    assert sum(again.created.values()) >= 1
+    fresh = [m for m in _matches(context) if m.status != MatchStatus.SEALED]
+    assert fresh and all(newcomer in _seats(context, m.id) for m in fresh)
 
 
 def test_two_schedulers_at_once_never_exceed_capacity(context, ladder_settings) -> None:
@@ -260,3 +334,139 @@ def test_reconcile_requeues_released_ladder_matches_a_flushed_redis_lost(queued_
     assert owed and not any(context.queue.is_live(match_id) for match_id in owed)
     with context.db.session() as session:  # enqueued already: a second pass adds nothing
         assert reconcile(session, context.queue)["ladder_requeued"] == 0
+
+
+def _plan_of(session, query) -> str:
+    """The database's plan for ``query`` (PostgreSQL with sequential scans off: can it use an index?)."""
+    from datetime import datetime
+
+    connection = session.connection()
+    compiled = query.compile(dialect=connection.dialect, compile_kwargs={"render_postcompile": True})
+    if connection.dialect.name == "sqlite":  # as SQLAlchemy stores datetimes there
+        values = [compiled.params[name] for name in compiled.positiontup]
+        values = [v.strftime("%Y-%m-%d %H:%M:%S.%f") if isinstance(v, datetime) else v for v in values]
+        return " | ".join(str(row[-1]) for row in connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {compiled}",
+                                                                             tuple(values)))
+    connection.exec_driver_sql("SET LOCAL enable_seqscan = off")
+    return " | ".join(row[0] for row in connection.exec_driver_sql(f"EXPLAIN {compiled}", compiled.params))
+
+
+def test_the_tick_counts_the_last_hour_from_an_index_not_a_scan_of_every_match(context, ladder_settings) -> None:
+    """Regression: the per-hour budgets counted the last hour's ladder matches by scanning every stored
+    match (``matches.created_at`` had no index). Revision 0009 indexes (ladder_id, created_at); the count
+    reads one range of it per ladder, and what was created before the hour does not count."""
+    from datetime import timedelta
+
+    from arena.services.ladder_scheduler import _created_since, created_since_query
+
+    _bots(context, 6)
+    first = _tick(context, ladder_settings)
+    with context.db.session() as session:
+        ladder_ids = list(session.scalars(select(Ladder.id)))
+        old = utcnow() - timedelta(hours=2)
+        session.execute(update(Match).where(Match.id.in_(first.release)).values(created_at=old))
+        since = utcnow() - timedelta(hours=1)
+        assert sum(_created_since(session, ladder_ids, since).values()) == 6 - len(first.release)
+        plan = _plan_of(session, created_since_query(ladder_ids, since))
+    assert "ix_matches_ladder_created" in plan, plan
+    assert "SCAN matches" not in plan and "Seq Scan" not in plan, plan
+
+
+def test_the_tick_index_migrates_down_and_up(context) -> None:
+    from alembic import command
+    from sqlalchemy import inspect
+
+    from arena.storage.db import alembic_config
+
+    def indexes() -> set[str]:
+        return {ix["name"] for ix in inspect(context.db.engine).get_indexes("matches")}
+
+    assert "ix_matches_ladder_created" in indexes()
+    config = alembic_config(context.db.url)
+    for target, present in (("0008_find", False), ("head", True)):
+        with context.db.engine.begin() as connection:
+            config.attributes["connection"] = connection
+            (command.downgrade if target != "head" else command.upgrade)(config, target)
+        context.db.engine.dispose()  # a fresh inspector: no cached reflection
+        assert ("ix_matches_ladder_created" in indexes()) is present
+
+
+def _declare(context, bot_ids: list[int], capacity: int) -> None:
+    with context.db.session() as session:
+        for bot in session.scalars(select(Bot).where(Bot.id.in_(bot_ids))):
+            bot.info = {"capacity": capacity}
+
+
+def test_a_newcomer_plays_at_once_beside_opponents_who_declared_room_and_a_spare_worker(
+        context, ladder_settings) -> None:
+    """Regression (bench.ladder_e2e, issue 17's 2 s): a newcomer's first match waited for its opponents'
+    match to end (capacity 1), then for a worker (every worker busy with owed matches): 2-6 s under load.
+    Bots that declare ``capacity`` in ``GET /`` (the SDK's do: 2) may play it beside their current match,
+    and the ladder's owed matches leave one worker free for it."""
+    old = _bots(context, 3)
+    _declare(context, old, 2)
+    first = _tick(context, ladder_settings, workers=2)
+    assert len(first.release) == 1  # 2 workers, 1 spare: owed matches play one at a time
+    with context.db.session() as session:  # they are rated now: the newcomer is the only one without a match
+        for bot_id in old:
+            session.add(Rating(game=GAME, players=3, bot_id=bot_id, elo=1500, elo_low=1300, elo_high=1700, rank=1,
+                               rank_low=1, rank_high=3, games=3, provisional=True))
+    newcomer = _bots(context, 1)[0]
+    placed = _tick(context, ladder_settings, workers=2)
+    assert len(placed.release) == 1 and newcomer in _seats(context, placed.release[0])
+    assert placed.front == set(placed.release)  # ahead of whatever waits in the queue
+    again = _tick(context, ladder_settings, workers=2)
+    assert not again.release  # both workers busy now: nothing more until a match ends
+
+
+def test_release_room_keeps_spare_workers_for_newcomers(ladder_settings) -> None:
+    from arena.services.ladder_scheduler import release_room
+
+    assert release_room(ladder_settings, 0) == (8, 8)  # workers unknown: the in-flight budget alone
+    assert release_room(ladder_settings, 3) == (2, 3)
+    assert release_room(ladder_settings, 1) == (1, 1)  # one worker: nothing to keep spare
+    assert release_room(replace(ladder_settings, ladder_spare_workers=0), 3) == (3, 3)
+    assert release_room(replace(ladder_settings, ladder_in_flight=2), 20) == (2, 2)
+
+
+def _tick_instructions(tmp_path, stored: int) -> int:
+    """SQLite virtual-machine instructions (in hundreds) one tick runs on 12 rated bots and ``stored``
+    finished ladder matches."""
+    from arena.storage.db import Database
+    from bench.ladder_tick import fill
+
+    db = Database(f"sqlite:///{tmp_path / f'tick{stored}.db'}")
+    db.migrate()
+    fill(db, 12, stored, random.Random(1))
+    counted = [0]
+
+    def count() -> int:
+        counted[0] += 1
+        return 0
+
+    session = db.sessions()
+    try:
+        session.connection().connection.driver_connection.set_progress_handler(count, 100)
+        now = utcnow()
+        report = tick(session, _tick_settings(), KEY, random.Random(1), now, now - timedelta(seconds=10), workers=3)
+        assert report.tables
+    finally:
+        session.rollback()
+        session.close()
+        db.dispose()
+    return counted[0]
+
+
+def test_a_tick_costs_the_same_however_many_matches_were_played_before(tmp_path) -> None:
+    """Regression: a tick read every seat of every waiting bot (had it ever played?), and the last hour's
+    matches and the ones published lately by scans, so its cost grew with every match ever played (4x from
+    0 to 100,000 stored, ``bench/ladder_tick.py``). Counted in SQLite's instructions, not time; both
+    histories hold more than the ``RECENT_TABLES`` the planner is told about."""
+    some, many = _tick_instructions(tmp_path, 900), _tick_instructions(tmp_path, 3600)  # both past RECENT_TABLES
+    assert many < 1.25 * some, (some, many)
+
+
+def _tick_settings():
+    from arena.config import load_settings
+
+    return replace(load_settings(), ladder=True, ladder_players="3", ladder_per_hour=3600)

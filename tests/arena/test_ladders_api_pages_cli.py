@@ -122,3 +122,15 @@ def test_ensure_ladders_skips_counts_a_game_does_not_allow(context) -> None:
         ensure_ladders(session, replace(context.settings, ladder_players="2"))
         boards = set(session.execute(select(Ladder.game, Ladder.players)).all())
     assert ("piranha-pedro", 2) in boards and ("pajarracos", 2) not in boards
+
+
+def test_a_ladder_without_enough_bots_says_it_waits_rather_than_placing_and_settling(client, context) -> None:
+    """Regression: with no bot on it, a ladder's page, the ladders list and its leaderboard said "placing and
+    settling: full rate", and the leaderboard "Arena Elo fitted over 0 finished matches"."""
+    ladder_id = _ladders(context)[("piranha-pedro", 3)]
+    assert client.get(f"/api/ladders/{ladder_id}").get_json()["waiting"] is True
+    for url in (f"/ladders/{ladder_id}", "/ladders", "/leaderboards/piranha-pedro?players=3"):
+        page = client.get(url).get_data(as_text=True)
+        assert "waiting for bots" in page and "placing and settling" not in page, url
+    board = client.get("/leaderboards/piranha-pedro?players=3").get_data(as_text=True)
+    assert "fitted over 0" not in board and "0 matches in the last hour" in board

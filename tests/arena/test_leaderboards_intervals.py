@@ -1,17 +1,32 @@
-"""The refit gives the ratings each match's deal (tournament or ladder + seed), stores the provisional mark,
-and the leaderboard's JSON carries it, on SQLite and PostgreSQL."""
+"""The refit gives the ratings each match's deal (tournament or ladder + seed), kept in the outcome store's
+blocks (migration 0010 included), stores the provisional mark, and the leaderboard's JSON carries it, on
+SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
 import random
+import re
 
-from sqlalchemy import select
+from sqlalchemy import func, select, update
 
+from arena.services import outcome_store
 from arena.services.accounts import hash_token
-from arena.services.leaderboards import board_deals, board_log, leaderboard, match_log, refit
+from arena.services.leaderboards import board_log, leaderboard, match_log, refit
 from arena.services.matches import record
 from arena.storage.db import Database
-from arena.storage.models import Account, Bot, Ladder, Match, MatchSeat, Rating, Tournament
+from arena.storage.models import (
+    Account,
+    BoardOutcome,
+    BoardOutcomeBlock,
+    Bot,
+    Ladder,
+    LeaderboardFit,
+    Match,
+    MatchSeat,
+    Rating,
+    Tournament,
+)
+from tests.arena.test_leaderboards_scale import board_module, statements
 
 GAME, PLAYERS = "pajarracos", 3
 
@@ -58,9 +73,8 @@ def test_the_rotations_of_a_deal_reach_the_fit_as_one_unit(database) -> None:
     assert len({by_id[m] for m in tournament + ladder + alone}) == 4
     with database.session(readonly=True) as session:
         outcomes, _ = match_log(session, GAME, PLAYERS)
-        again = board_deals(session, GAME, PLAYERS, ids)
-    assert (again == log.deals).all()
-    deals = [m.deal for m in outcomes]
+    deals = [m.deal for m in outcomes]  # the same partition from the matches table
+    assert len(set(zip(deals, log.deals.tolist(), strict=True))) == len(set(log.deals.tolist())) == 4
     assert deals.count(("tournament", 1, 5)) == 3 and deals.count(("ladder", 1, 5)) == 2 and deals.count(None) == 2
 
 
@@ -85,3 +99,91 @@ def test_the_refit_stores_the_provisional_mark_and_the_leaderboard_shows_it(data
     assert all(entry["provisional"] == stored[bot].provisional for bot, entry in entries.items())
     assert board["provisional_count"] == sum(r.provisional for r in stored.values()) >= 1
     assert board["settled"] is False and board["provisional_rule"] == {"max_interval_elo": 300.0}
+
+
+def _partition(labels: list[object]) -> set[frozenset[int]]:
+    groups: dict[object, set[int]] = {}
+    for index, label in enumerate(labels):
+        groups.setdefault(label, set()).add(index)
+    return {frozenset(group) for group in groups.values()}
+
+
+def _deal_world(database: Database) -> None:
+    bots = _world(database)
+    for s in range(3):
+        _play(database, bots[:3][s:] + bots[:3][:s], [1, 2, 3], tournament=1, seed=5)
+        _play(database, bots[3:][s:] + bots[3:][:s], [3, 2, 1], ladder=1, seed=9)
+    _play(database, bots[::2], [2, 1, 3], seed=5)
+
+
+def test_the_blocks_keep_the_deals_so_a_refit_reads_no_match_rows(database, monkeypatch) -> None:
+    """Compacted into blocks, the matches keep their deals: the refit's deals (from the blocks, and from the
+    matches table for the single rows still waiting) group as the matches table does, and the refit's only
+    read of the matches table is the count (its single rows are read joined to their matches)."""
+    monkeypatch.setattr(outcome_store, "BLOCK", 4)
+    monkeypatch.setattr(outcome_store, "COMPACT_AT", 3)
+    _deal_world(database)
+    refit(database, GAME, PLAYERS)  # packs the seven matches into blocks
+    _play(database, [1, 2, 3], [1, 2, 3], tournament=1, seed=5)  # a fourth rotation, in a single row
+    with database.session(readonly=True) as session:
+        assert session.scalar(select(func.count()).select_from(BoardOutcomeBlock)) == 2
+        assert session.scalar(select(func.count()).select_from(BoardOutcome)) == 1
+    with statements(database) as seen:
+        log, *_ = board_log(database, GAME, PLAYERS)
+    with database.session(readonly=True) as session:
+        outcomes, _ = match_log(session, GAME, PLAYERS)
+    assert _partition(log.deals.tolist()) == _partition([m.deal or ("own", i) for i, m in enumerate(outcomes)])
+    assert len(set(log.deals.tolist())) == 3
+    from_matches = [sql for sql, _ in seen if re.search(r"\bFROM matches\b", sql)]
+    assert len(from_matches) == 1 and "count(" in from_matches[0], from_matches
+
+
+def test_blocks_stored_without_deals_are_rebuilt_with_them(database, monkeypatch) -> None:
+    """A block written before the store kept deals (or by an older worker) makes the refit rebuild the store
+    from the matches table, deals included, and the table is the same."""
+    monkeypatch.setattr(outcome_store, "COMPACT_AT", 3)
+    _deal_world(database)
+    refit(database, GAME, PLAYERS)
+    before = {r.bot_id: (r.elo, r.elo_low, r.elo_high) for r in _ratings(database)}
+    with database.session() as session:
+        kept = session.scalars(select(BoardOutcomeBlock.deals)).all()
+        session.execute(update(BoardOutcomeBlock).values(deals=None))
+    refit(database, GAME, PLAYERS)
+    with database.session(readonly=True) as session:
+        assert session.scalars(select(BoardOutcomeBlock.deals)).all() == kept
+    after = {r.bot_id: (r.elo, r.elo_low, r.elo_high) for r in _ratings(database)}
+    assert after.keys() == before.keys()
+    assert all(abs(x - y) < 1e-6 for bot in before for x, y in zip(before[bot], after[bot], strict=True))
+
+
+def test_the_migration_gives_stored_blocks_their_deals(database, monkeypatch) -> None:
+    """Revision 0010_refit_deals on a store of blocks without deals (as revision 0009 left them): each block
+    gets its matches' deals from the matches table, the same bytes a refit writes; stored fits get no spread
+    (the next refit searches it from scratch and stores it)."""
+    from alembic import command
+
+    from arena.storage.db import alembic_config
+
+    monkeypatch.setattr(outcome_store, "COMPACT_AT", 3)
+    monkeypatch.setattr(board_module, "EXACT_MAX_BOTS", 4)  # the large path, which keeps the spreads
+    _deal_world(database)
+    refit(database, GAME, PLAYERS)
+    with database.session(readonly=True) as session:
+        kept = session.scalars(select(BoardOutcomeBlock.deals)).all()
+        assert session.scalar(select(LeaderboardFit.spread)) is not None
+    assert kept and all(kept)
+    config = alembic_config(database.url)
+    for target in ("0009_ladder_tick", "head"):
+        with database.engine.begin() as connection:
+            config.attributes["connection"] = connection
+            (command.downgrade if target != "head" else command.upgrade)(config, target)
+    database.engine.dispose()
+    with database.session(readonly=True) as session:
+        assert session.scalars(select(BoardOutcomeBlock.deals)).all() == kept
+        assert session.execute(select(LeaderboardFit.design_spread, LeaderboardFit.spread)).all() == [(None, None)]
+    refit(database, GAME, PLAYERS)
+
+
+def _ratings(database: Database) -> list[Rating]:
+    with database.session(readonly=True) as session:
+        return list(session.scalars(select(Rating).where(Rating.game == GAME)))

@@ -123,6 +123,30 @@ def test_the_board_appears_once_the_last_twin_is_over() -> None:
     assert first_board["turn"] >= 5  # not before the twin was over, and whole (the page had no board yet)
 
 
+def test_a_feed_told_at_the_claim_whether_it_may_show_does_not_ask_again_at_the_first_step() -> None:
+    """The worker reads the deal's statuses in the claim's transaction (``Deal.may_show_now``); the first
+    step uses that answer, and a hidden board still asks again every RECHECK_S."""
+    asked = []
+    sink, now = FakeSink(), [0.0]
+    feed = MatchFeed(sink, 5, may_show=lambda: asked.append(1) or True, clock=lambda: now[0], shown=False)
+    steps = random_steps("piranha-pedro", 2, seed=4)
+    feed(steps[0])
+    assert asked == [] and sink.kinds("match-5") == ["hidden"]
+    now[0] += 2 * live_feed.RECHECK_S
+    feed(steps[1])
+    assert asked == [1] and sink.kinds("match-5") == ["hidden", "board"]
+    shown = FakeSink()
+    feed = MatchFeed(shown, 6, may_show=lambda: asked.append(1) or False, shown=True)
+    feed(steps[0])
+    assert asked == [1] and shown.kinds("match-6") == ["board"]
+
+
+def test_a_deal_may_show_only_when_no_other_of_its_matches_is_open() -> None:
+    deal = live_feed.Deal(3, 1, None, [(2, MatchStatus.QUEUED), (3, MatchStatus.RUNNING)])
+    assert not deal.may_show_now()
+    assert live_feed.Deal(3, 1, None, [(2, MatchStatus.SEALED), (3, MatchStatus.RUNNING)]).may_show_now()
+
+
 def test_a_feed_that_fails_never_breaks_the_match() -> None:
     class Broken(FakeSink):
         def publish(self, *args: Any, **kwargs: Any) -> None:
@@ -154,14 +178,12 @@ def test_run_match_shows_the_last_rotation_live_and_hides_the_first(context) -> 
             first, twin = session.scalars(select(Match.id).where(Match.tournament_id == tournament_id)
                                           .order_by(Match.id)).all()
         sink = FakeSink()
-        assert run_match(context.db, context.settings, first, "w", live=sink) == "recorded"
-        live_feed.announce(context.db, sink, first)
+        assert run_match(context.db, context.settings, first, "w", live=sink) == "recorded"  # announces it too
         assert [k for k in sink.kinds(f"match-{first}")] == ["status", "hidden", "status"]
         statuses = [json.loads(text)["status"] for t, kind, text in sink.sent if kind == "status"]
         assert statuses[-2:] == ["sealed", "queued"]  # the match, then its twin: statuses only
         sink.sent.clear()
         assert run_match(context.db, context.settings, twin, "w", live=sink) == "recorded"
-        live_feed.announce(context.db, sink, twin)
         kinds = sink.kinds(f"match-{twin}")
         assert kinds[:2] == ["status", "board"] and kinds.count("step") >= 1
         assert (f"match-{first}", "status", json.dumps({"match": first, "status": "finished"})) in sink.sent

@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 
+import orjson
 import pytest
 
 from arena.composition import Context
@@ -100,3 +101,101 @@ def test_a_spectator_that_falls_behind_is_sent_the_kept_board_instead(live_conte
         assert listener.lagged and len(listener.take(0.1)) <= 5
     finally:
         hub.close(listener)
+
+
+def test_a_tournament_that_ended_between_render_and_connect_regression_never_showed_as_ended(
+        live_context, live_client) -> None:
+    """The tournament page took the kept event its stream replays on connecting (a second after the page
+    loaded) for older than the page, so a tournament that ended in that second stayed "running" on screen.
+    The page now carries the topic's counter as it was before the page read the database."""
+    import re
+
+    from sample_bots.random_bot import make_bot
+    from sample_bots.sdk import start_in_thread
+    from tests.arena import service_harness as h
+
+    servers = [start_in_thread(make_bot(i)) for i in range(3)]
+    try:
+        bots = h.register_bots(live_context, servers, "piranha-pedro")
+        tournament_id = h.start_tournament(live_context, {"game": "piranha-pedro", "bots": bots, "seats": 3})
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+    bus = live_context.live
+    bus.publish(f"tournament-{tournament_id}", "changed", {"tournament": tournament_id}, keep=True)
+    assert bus.publisher.flush()
+    html = live_client.get(f"/tournaments/{tournament_id}").get_data(as_text=True)
+    seq = int(re.search(r'data-live-seq="(\d+)"', html).group(1))
+    bus.publish(f"tournament-{tournament_id}", "changed", {"tournament": tournament_id}, keep=True)  # after render
+    assert bus.publisher.flush()
+    kept = live_client.get(f"/live/tournament-{tournament_id}/last").get_json()
+    assert kept["data"]["seq"] > seq  # live.js refreshes on it instead of ignoring it
+
+
+def test_events_sent_together_keep_their_order_also_after_redis_restarted(tmp_path) -> None:
+    """The publisher sends what queued up meanwhile in one round trip (a pipeline of the script's calls);
+    a Redis that restarted has forgotten the script, and the batch is sent again once it is loaded."""
+    from arena.runtime.live_bus import PREFIX, LivePublisher
+    from tests.arena.service_harness import RedisServer
+
+    server = RedisServer(tmp_path)
+    server.start()
+    redis = connect(server.url)
+    publisher = LivePublisher(redis, "q")
+    channel = PREFIX.format(queue="q") + "match-9"
+    try:
+        for restart in (False, True):
+            if restart:
+                server.stop()
+                server.start()
+                redis.ping()  # the pool's connections reconnect
+            pubsub = redis.pubsub(ignore_subscribe_messages=True)
+            pubsub.subscribe(channel)
+            pubsub.get_message(timeout=1)  # subscribed
+            publisher._send([("match-9", "step", orjson.dumps({"turn": n}), n % 7 == 0, True) for n in range(50)])
+            for n in range(50, 100):  # and through the thread, as they come
+                publisher.publish("match-9", "step", {"turn": n})
+            assert publisher.flush()
+            turns: list[int] = []
+            deadline = time.monotonic() + 5
+            while len(turns) < 100 and time.monotonic() < deadline:
+                message = pubsub.get_message(timeout=0.5)
+                if message:
+                    turns.append(json.loads(message["data"].split(b"\n", 1)[1])["turn"])
+            pubsub.close()
+            assert turns == list(range(100)) and publisher.dropped == 0
+            assert int(redis.get(channel + ":seq")) == 100
+    finally:
+        publisher.close()
+        redis.close()
+        server.stop()
+
+
+def test_a_fast_matchs_events_go_out_in_batches_regression_a_round_trip_per_event(tmp_path) -> None:
+    """Events a millisecond apart (a fast match's steps) were each sent alone: a Redis round trip per event,
+    4 ms of the publisher's CPU per Pajarracos match, taken from the referee's GIL. A batch now waits
+    ``LINGER_S`` after its first event, so batches start at least that far apart, whatever the load."""
+    from arena.runtime.live_bus import LINGER_S, LivePublisher
+    from tests.arena.service_harness import RedisServer
+
+    server = RedisServer(tmp_path)
+    server.start()
+    redis = connect(server.url)
+    publisher = LivePublisher(redis, "q")
+    sends: list[int] = []
+    send = publisher._send
+    publisher._send = lambda events: (sends.append(len(events)), send(events))[1]  # type: ignore[method-assign]
+    try:
+        first = time.monotonic()
+        for n in range(40):
+            publisher.publish("match-9", "step", {"turn": n})
+            time.sleep(0.001)
+        span = time.monotonic() - first
+        assert publisher.flush() and sum(sends) == 40 and publisher.dropped == 0
+        assert len(sends) <= span / LINGER_S + 1, (sends, span)  # sent one by one, it was about 40
+        assert int(redis.get("arena:q:live:match-9:seq")) == 40
+    finally:
+        publisher.close()
+        redis.close()
+        server.stop()

@@ -9,7 +9,9 @@ from arena.storage.models import Match, MatchStatus
 from arena.storage.replays import decompress
 from sample_bots.random_bot import make_bot
 from sample_bots.sdk import start_in_thread
+from tests import bot_zoo
 from tests.arena import service_harness as h
+from tests.pages.test_query_counts import counting
 
 
 def _one_match(context, servers) -> int:
@@ -58,3 +60,78 @@ def test_an_expired_lease_lets_another_worker_take_the_match(context) -> None:
             assert claim(session, match_id, "dead-worker", lease_s=-1)  # already expired
         assert run_match(context.db, context.settings, match_id, "w2") == "recorded"
         assert run_match(context.db, context.settings, match_id, "w3") == "skipped"
+
+
+def _nul_status_line(req, sock) -> None:  # type: ignore[no-untyped-def]
+    """Polite, except that its /act answers carry a NUL in the status line."""
+    if req.path == "/act":
+        sock.sendall(b"HTTP/1.1 2\x0000 OK\r\nContent-Length: 2\r\n\r\n{}")
+    else:
+        bot_zoo.polite(req, sock)
+
+
+def test_regression_a_nul_in_a_bots_status_line_made_its_match_unrecordable(context) -> None:
+    """The HTTP parser's BadStatusLine quotes the line the bot sent, NUL and all, and that message became
+    the fault's: PostgreSQL text cannot hold NUL, so publishing the match failed (and with it the
+    recording of whichever twin closed its deal): the match was played again on the same deal until
+    it was given up. A bot could void a match it was losing, on PostgreSQL alone."""
+    from arena.services.accounts import create_account
+    from arena.storage.models import Bot, Fault
+
+    random_bot = start_in_thread(make_bot(1))
+    try:
+        with bot_zoo.zoo_bot(_nul_status_line) as zoo:
+            with context.db.session() as session:
+                account, _token = create_account(session, "owner")
+                ids = []
+                for name, url in (("nul", zoo.url), ("random", random_bot.url)):
+                    bot = Bot(owner_id=account.id, name=name, url=url, game="piranha-pedro", secret="",
+                              info={"apiversion": "1", "name": name, "author": "t", "version": "1",
+                                    "games": ["piranha-pedro"]})
+                    session.add(bot)
+                    session.flush()
+                    ids.append(bot.id)
+            h.start_tournament(context, {"game": "piranha-pedro", "bots": ids, "seats": 2, "deals": "independent"})
+            with context.db.session() as session:
+                match_id = session.scalar(select(Match.id).order_by(Match.id).limit(1))
+            assert run_match(context.db, context.settings, match_id, "w1") == "recorded"
+    finally:
+        random_bot.shutdown()
+        random_bot.server_close()
+    with context.db.session(readonly=True) as session:
+        assert session.get(Match, match_id).status == MatchStatus.FINISHED
+        messages = list(session.scalars(select(Fault.message).where(Fault.match_id == match_id)))
+    assert messages and all("BadStatusLine" in m and "\x00" not in m for m in messages), messages
+
+
+class _Sink:
+    def publish(self, topic: str, kind: str, data: dict, keep: bool = False) -> None:
+        pass
+
+    def keep(self, topic: str, kind: str, data: dict) -> None:
+        pass
+
+
+def test_the_worker_runs_a_bounded_number_of_statements_per_match(context) -> None:
+    """The worker's own database work per match is its throughput (issue 19, docs/benchmarks.md): the two
+    rotations of a deal, the first sealed and the second publishing both (and finishing the tournament),
+    each within a statement budget (BEGIN and PostgreSQL's board lock left out: one dialect has them, the
+    other not). Claim: 3 statements; store: 2; publishing a match: 9, and 1 more to read a sealed twin's
+    seats; finishing the tournament: 2."""
+    with h.slow_bots(2, 0) as servers:
+        bots = h.register_bots(context, servers, "piranha-pedro")
+        tournament = h.start_tournament(context, {"game": "piranha-pedro", "bots": bots, "seats": 2, "seed": 1})
+        with context.db.session() as session:
+            first, second = session.execute(select(Match.id, Match.seed).where(Match.tournament_id == tournament)
+                                            .order_by(Match.id).limit(2)).all()
+        assert first.seed == second.seed  # the two rotations of one deal
+        counts = []
+        for match_id in (first.id, second.id):
+            with counting(context.db.engine) as statements:
+                assert run_match(context.db, context.settings, match_id, "w1", request_refit=lambda _g, _p: None,
+                                 live=_Sink()) == "recorded"
+            counts.append([s for s in statements if not s.startswith(("BEGIN", "SELECT pg_advisory_xact_lock"))])
+    with context.db.session(readonly=True) as session:
+        assert {session.get(Match, i).status for i in (first.id, second.id)} == {MatchStatus.FINISHED}
+    assert len(counts[0]) <= 3 + 2, counts[0]
+    assert len(counts[1]) <= 3 + 2 + 2 * 9 + 1 + 2, counts[1]

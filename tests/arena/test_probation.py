@@ -7,8 +7,11 @@ from dataclasses import replace
 from datetime import timedelta
 
 from arena.services import bot_owner, probation
-from arena.services.bot_events import BotEventKind, aware, events
+from arena.services.bot_events import BotEventKind, aware, event_json, events
+from arena.services.bots import bot_json
 from arena.storage.models import Bot, PausedBy, utcnow
+from referee.health import check_bot
+from referee.url_guard import AddressPolicy
 from tests.arena.owner_fakes import FakeHealth, account, ladder_matches, owner_with_bot
 
 
@@ -95,3 +98,27 @@ def test_probation_never_resumes_an_owners_pause(database, settings) -> None:
     assert probation.recheck_due(database, settings, FakeHealth(), utcnow() + timedelta(hours=1)) == []
     with database.session() as session:
         assert session.get(Bot, bot_id).paused_by == PausedBy.OWNER
+
+
+def test_regression_a_failed_recheck_publishes_the_bots_resolved_address_and_port(database, settings) -> None:
+    """The guard's refusal names the address the bot's host resolved to and its port ("refused to contact
+    10.20.30.40 port 8443: ... private address"); a ladder re-check stored it as the public paused reason
+    (``GET /api/bots/<id>`` and the bot's event log, for anyone), though a bot's URL is its owner's."""
+    settings = _settings(settings)
+    _, bot_id = owner_with_bot(database, url="http://hidden-bot.example:8443")
+
+    def real_check(url: str, secret: str, game: str, _settings) -> object:  # type: ignore[no-untyped-def]
+        return check_bot(url, secret, game, guard=AddressPolicy(allow_loopback=False),
+                         resolver=lambda host, port: ["10.20.30.40"])
+
+    start = utcnow()
+    with database.session() as session:
+        probation.failed_health_check(session, bot_id, ["GET /: connection_error"], settings, start)
+    (result,) = probation.recheck_due(database, settings, real_check, start + timedelta(hours=1))
+    assert not result.resumed and "unsafe_url" in result.problems[0]
+    with database.session(readonly=True) as session:
+        bot = session.get(Bot, bot_id)
+        shown = [bot_json(bot, None)["paused_reason"], *(str(event_json(e, False)) for e in events(session, bot_id))]
+    assert "unsafe_url" in shown[0]  # the reason still says what went wrong
+    for text in shown:
+        assert "10.20.30.40" not in text and "8443" not in text and "hidden-bot" not in text, text

@@ -27,7 +27,7 @@ def test_bot_submission_is_rate_limited_per_token(context, random_bots) -> None:
     codes = [client.post("/api/bots", json={"name": f"b{i}", "url": random_bots[0].url, "game": "piranha-pedro"},
                          headers=auth(alice)).status_code for i in range(3)]
     assert codes == [201, 201, 429]
-    other = client.post("/api/bots", json={"name": "b0", "url": random_bots[0].url, "game": "piranha-pedro"},
+    other = client.post("/api/bots", json={"name": "bob", "url": random_bots[0].url, "game": "piranha-pedro"},
                         headers=auth(bob))
     assert other.status_code == 201  # another caller has its own budget
 

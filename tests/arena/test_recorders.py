@@ -27,9 +27,8 @@ def _counts(session) -> dict[str, int]:
     return {name: session.scalar(query) for name, query in TABLES.items()}
 
 
-@pytest.mark.parametrize("name", [name for name, _ in recorders.RATED])
-def test_each_recorder_writes_only_its_own_table(context, name: str) -> None:
-    recorder = dict(recorders.RATED)[name]
+def _played_match(context) -> tuple[Match, dict]:  # type: ignore[no-untyped-def]
+    """A two-player tournament's first match, played (not recorded): the recorders get its replay."""
     with h.slow_bots(2, 0) as servers:
         bots = h.register_bots(context, servers, "piranha-pedro")
         tournament_id = h.start_tournament(context, {"game": "piranha-pedro", "bots": bots, "seats": 2})
@@ -40,6 +39,13 @@ def test_each_recorder_writes_only_its_own_table(context, name: str) -> None:
                                     .order_by(MatchSeat.seat)).all()
             replay = play_match("piranha-pedro", [BotSpec(by_bot[b].url, by_bot[b].bot.secret, bot_id=b)
                                                   for b in seats], match.seed)
+    return match, replay
+
+
+@pytest.mark.parametrize("name", [name for name, _ in recorders.RATED])
+def test_each_recorder_writes_only_its_own_table(context, name: str) -> None:
+    recorder = dict(recorders.RATED)[name]
+    match, replay = _played_match(context)
     replay["faults"].append({"seat": 0, "turn": 1, "path": "/act", "kind": "timeout", "message": "late",
                              "excerpt": "", "latency_ms": 1000.0})  # so the fault recorder has one to write
     with context.db.session() as session:
@@ -56,3 +62,17 @@ def test_each_recorder_writes_only_its_own_table(context, name: str) -> None:
         after = _counts(session)
     changed = {table for table in TABLES if after[table] != before[table]}
     assert changed == {name}
+
+
+def test_regression_a_nul_in_a_fault_sealed_earlier_made_its_deal_unpublishable(context) -> None:
+    """A replay sealed before the referee made fault messages printable may quote a bot's status line
+    with a NUL in it; PostgreSQL text refuses NUL, so publishing it (and recording whichever twin closed
+    its deal) failed for ever. The faults recorder stores it as U+FFFD."""
+    match, replay = _played_match(context)
+    replay["faults"].append({"seat": 0, "turn": 1, "path": "/act", "kind": "connection_error",
+                             "message": "BadStatusLine: HTTP/1.1 2\x0000 OK", "excerpt": "a\x00b", "latency_ms": 3.0})
+    with context.db.session() as session:
+        recorders.fault_rows(session, recorders.Published.load(session, match.id, replay))
+    with context.db.session(readonly=True) as session:
+        stored = session.execute(select(Fault.message, Fault.excerpt).where(Fault.match_id == match.id)).one()
+    assert tuple(stored) == ("BadStatusLine: HTTP/1.1 2\ufffd00 OK", "a\ufffdb")

@@ -9,6 +9,7 @@ import socket
 from collections.abc import Iterator
 
 import pytest
+import requests
 
 from tests.arena.arena_process import ArenaProcess
 
@@ -38,6 +39,7 @@ def _stopped_cleanly(run: ArenaProcess, sent: float) -> float:
     out = run.output()
     assert "\nstopping... (" in out  # on a line of its own, not after a log line or a progress bar
     assert "arena: stopped in" in out
+    assert "subscription lost" not in out  # regression: the live hub outlived Redis and said so while stopping
     return took
 
 
@@ -139,3 +141,13 @@ def test_a_second_arena_on_the_same_data_folder_is_refused_and_the_first_keeps_r
     assert requests.get(first.url + "/healthz", timeout=5).status_code == 200
     assert first.redis_server() is not None
     _stopped_cleanly(first, first.signal_group(signal.SIGINT))
+
+
+def test_regression_a_spectators_live_subscription_said_lost_while_the_arena_stopped(tmp_path, runs) -> None:
+    """With a page following the ladder (an open ``/live`` stream), Ctrl-C stopped Redis before the live hub
+    and the terminal said "live subscription lost (Error 2 connecting to ...redis.sock)" under "stopping..."."""
+    run = _up(tmp_path, runs)
+    with requests.get(f"{run.url}/live/ladder-1", stream=True, timeout=5) as spectator:
+        assert spectator.status_code == 200 and next(spectator.iter_content(None)).startswith(b"retry:")
+        took = _stopped_cleanly(run, run.signal_group(signal.SIGINT))
+    assert took < STOP_WITHIN_S

@@ -147,3 +147,52 @@ def test_lost_lease_regression_a_worker_that_cannot_renew_stops_in_time_and_free
     with context.db.session(readonly=True) as session:
         match = session.get(Match, match_id)
         assert (match.status, match.attempts) == (MatchStatus.QUEUED, 1)  # free for the next claim at once
+
+
+class _HeldUpSink:
+    """A live sink whose first event waits until ``release`` is set: the worker held up between its claim
+    and the first request to a bot, as a cut link holds it up announcing the match."""
+
+    def __init__(self) -> None:
+        self.first, self.release = threading.Event(), threading.Event()
+
+    def publish(self, topic: str, kind: str, data: dict[str, Any], keep: bool = False) -> None:
+        if not self.first.is_set():
+            self.first.set()
+            self.release.wait(20)
+
+    def keep(self, topic: str, kind: str, data: dict[str, Any]) -> None:
+        pass
+
+
+def test_lost_lease_regression_a_worker_held_up_before_its_first_request_sent_start_after_the_record(
+        context) -> None:
+    """Found by the cluster test (worker partition): cut off right after its claim, a worker waited on
+    the link while announcing the match; healed after the match had been played elsewhere and recorded,
+    it sent the bots ``/start`` and turn 1 before the first step's lease check stopped it. The lease is
+    now checked before ``/start`` and before every step."""
+    from dataclasses import replace
+
+    calls: list[str] = []
+    bots = [start_in_thread(Bot(name=f"b{i}", act=lambda r: r["legal_actions"][0], games=sorted(GAMES),
+                                on_start=lambda r: calls.append(r["match_id"]))) for i in range(2)]
+    sink = _HeldUpSink()
+    settings = replace(context.settings, match_lease_s=1)
+    try:
+        match_id = _one_match(context, bots)
+        outcome: list[str] = []
+        worker = threading.Thread(target=lambda: outcome.append(
+            run_match(context.db, settings, match_id, "w1", live=sink)))
+        worker.start()
+        assert sink.first.wait(10)
+        time.sleep(1.1)  # its lease runs out while it is held up; another worker claims the match
+        with context.db.session() as session:
+            assert claim(session, match_id, "w2", lease_s=30)
+        sink.release.set()
+        worker.join(20)
+    finally:
+        for server in bots:
+            server.shutdown()
+            server.server_close()
+    assert outcome == ["lost"]
+    assert f"m{match_id}a1" not in calls  # the bots never heard of the stale attempt

@@ -21,13 +21,14 @@ from werkzeug.serving import make_server
 from arena.composition import Context, build_context
 from arena.config import load_settings
 from arena.runtime.queue import connect
+from tests.arena.conftest import _redis_url_for_worker
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
 CHROMIUM = os.environ.get("ARENA_TEST_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-REDIS_URL = os.environ.get("ARENA_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+REDIS_URL = _redis_url_for_worker()  # a Redis database of this pytest-xdist worker's own
 
 
 def chromium_or_skip() -> str:

@@ -147,6 +147,10 @@ def test_sign_up_submit_a_bot_run_a_tournament_and_replay_a_match(live_arena, br
     assert page.locator("svg.interval").count() == 4
     shot(page, screenshots, "08-leaderboard")
     page.get_by_role("link", name="alice-random").first.click()
+    # Measured only after the load event: until the stylesheet has come back (a 304 on a cached page) the
+    # browser lays the swatch out unstyled, as wide as the page (a CI run measured it there).
+    page.wait_for_url(re.compile(r"/bots/\d+$"))
+    page.wait_for_load_state("load")
     assert "Rating history" in page.content() and random_bots[0].url not in page.content()  # not the owner
     swatch = page.locator(".legend .swatch").first.bounding_box()
     assert swatch and swatch["width"] < 30 and swatch["height"] < 10  # the legend's colour key, not a block

@@ -11,13 +11,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, update
 from werkzeug.serving import make_server
 
 from arena.composition import Context
 from arena.config import load_settings
 from arena.storage.db import Database
-from arena.storage.models import LiveRating, Match, MatchSeat, MatchStatus
+from arena.storage.models import Bot, LiveRating, Match, MatchSeat, MatchStatus
 from tests import bot_zoo
 from tests.pages.builders import World, build_world, tied_piranha_tournament
 
@@ -154,3 +154,19 @@ def test_find_pages_fit_a_phone_and_are_photographed(find_arena, browser, screen
                 box = page.locator("figure.rating-chart svg").first.bounding_box()
                 assert box and box["x"] >= 0 and box["x"] + box["width"] <= width + 1
         page.close()
+
+
+def test_bot_names_in_a_match_list_do_not_break_mid_word_on_a_phone(find_arena, browser) -> None:
+    """Regression: at 390 px each match row's cells were flex rows, so every seat and comma became a column of
+    its own and the demo's names broke mid-word ("pj-rando m", "pj-blunder s-25")."""
+    world = find_arena.world
+    with find_arena.context.db.session() as session:
+        for key, name in (("rnd1", "pj-blunders-25"), ("rnd2", "pj-blunders-50")):
+            session.execute(update(Bot).where(Bot.id == world.bots[key]).values(name=name))
+    page = _page(browser, 390)
+    page.goto(f"{find_arena.url}/matches?bot={world.bots['rnd1']}")
+    lines = page.locator("table.matches-list td.seats .seat a").evaluate_all(
+        "links => links.map(a => [a.textContent, a.getClientRects().length])")
+    assert {name for name, _ in lines} >= {"pj-blunders-25", "pj-blunders-50"}
+    assert [name for name, rects in lines if rects != 1] == []
+    page.close()

@@ -71,6 +71,19 @@ def new_page(browser, errors: list[str]):  # type: ignore[no-untyped-def]
     return page
 
 
+def page_html(page) -> str:  # type: ignore[no-untyped-def]
+    """The page's HTML now. The match page reloads itself when its match ends or its deal is published, and
+    ``content()`` refuses while a navigation is under way: then the new document is awaited and read."""
+    for _ in range(20):
+        try:
+            return page.content()
+        except PlaywrightError as error:
+            if "navigating" not in str(error):
+                raise
+            page.wait_for_load_state("domcontentloaded")
+    raise AssertionError("the page kept navigating for 20 tries")
+
+
 # One look at the match page, in one call (the page may reload itself between two calls).
 LOOK = """() => ({
   same: window.__same === true, replay: !!document.getElementById('replay'),
@@ -168,7 +181,7 @@ def test_a_sealed_match_shows_no_board_seed_hand_or_result_until_its_deal_is_ove
         seen_hidden, contents, deadline = False, [], time.monotonic() + 45
         while page.locator("#sealed-note").count() == 0 or page.locator("#replay").count() == 0:
             assert time.monotonic() < deadline, f"the deal was not published\n{live_arena.worker_output()}"
-            html = page.content()
+            html = page_html(page)
             contents.append(html)
             if "stays hidden" in html:
                 seen_hidden = True
@@ -186,7 +199,7 @@ def test_a_sealed_match_shows_no_board_seed_hand_or_result_until_its_deal_is_ove
             assert kind in ("hidden", "status"), event
             assert set(json.loads(data)) <= {"seq", "match", "status"}, event
         page.wait_for_selector("#replay")  # the deal is over: the page shows the replay by itself
-        assert seed in page.content()
+        assert seed in page_html(page)
         assert not errors, json.dumps(errors, indent=1)
     finally:
         for server in servers:

@@ -1,8 +1,8 @@
 """The cluster test's driver, run inside the ``drv`` namespace (``ip netns exec <prefix>drv python -m
 tests.cluster.driver ...``): it can reach the cluster's hosts and nothing else. It starts every host's
-processes, plays the scenarios one after the other (a fresh tournament each), checks the invariants
-after each, measures throughput, and writes a JSON report; the pytest side builds and removes the
-network around it.
+processes, plays the scenarios one after the other (a fresh tournament each, the ladder running with a
+newcomer submitted by a user), lets the paused ladders drain and checks the invariants after each,
+measures throughput, and writes a JSON report; the pytest side builds and removes the network around it.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from arena.composition import build_context
 from arena.config import load_settings
 from arena.services import bots as bot_service
 from arena.services.accounts import create_account
+from tests.cluster import ladder
 from tests.cluster.hosts import BOT_PORTS, FAST_BOT_PORTS, Hosts
 from tests.cluster.invariants import check_all
 from tests.cluster.scenarios import GAME, SCENARIOS, WORKER_HOSTS, Run, throughput
@@ -41,13 +42,21 @@ def start(cluster: Cluster, run_dir: Path, workers_per_host: int) -> Run:
     hosts.start_web()
     for host in WORKER_HOSTS:
         hosts.start_workers(host, workers_per_host)
+    hosts.start_ladder("w1")  # first, so the active scheduler is w1's when scenario 1 cuts it off
     hosts.wait_bots()
     with context.db.session() as session:
         owner, _token = create_account(session, "owner")
-        ids = [bot_service.register_bot(session, owner, f"bot-{port}", hosts.bot_url(port), GAME, context.settings,
-                                        context.health_check)[0].id for port in BOT_PORTS + FAST_BOT_PORTS]
+        registered = [bot_service.register_bot(session, owner, f"bot-{port}", hosts.bot_url(port), GAME,
+                                               context.settings, context.health_check)
+                      for port in BOT_PORTS + FAST_BOT_PORTS]
+        ids = [bot.id for bot, _secret in registered]
+    hosts.give_secrets({port: secret for port, (_bot, secret) in zip(BOT_PORTS + FAST_BOT_PORTS, registered,
+                                                                      strict=True)})
     hosts.wait_web()
     run = Run(cluster, hosts, context, ids[:len(BOT_PORTS)], ids[len(BOT_PORTS):], workers_per_host)
+    ladder.wait_holder(run, ("w1",), 90)
+    for host in WORKER_HOSTS[1:]:
+        hosts.start_ladder(host)
     run.wait_workers(WORKER_HOSTS)
     return run
 
@@ -63,12 +72,20 @@ def play(run: Run, names: list[str]) -> list[dict[str, Any]]:
     for name in names:
         started = time.monotonic()
         entry: dict[str, Any] = {"scenario": name}
+        since = ladder.last_match_id(run)
         try:
+            ladder.set_running(run, True)
+            entry["newcomer"] = ladder.newcomer(run)
             entry["facts"] = SCENARIOS[name](run)
         except Exception as exc:
             entry["error"] = f"{type(exc).__name__}: {exc}"[:3000]
             entry["traceback"] = traceback.format_exc()[-3000:]
             heal_everything(run)
+        try:  # the ladders paused, what they owe played: the invariants then speak of a quiet database
+            entry["ladder_drained_in_s"] = round(ladder.drain(run), 1)
+        except Exception as exc:
+            entry.setdefault("error", f"{type(exc).__name__}: {exc}"[:3000])
+        entry["ladder_matches"] = ladder.ladder_matches(run, since)
         try:
             entry["invariants"] = check_all(run.context.db, run.hosts.bot_log, run.tournaments)
         except Exception as exc:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import json
 import os
 import signal
 import socket
@@ -21,7 +22,10 @@ from tests.cluster.topology import ARENA_NETWORK, BOTS_ALIAS, BOTS_NETWORK, Clus
 
 ROOT = Path(__file__).resolve().parents[2]
 BOT_PORTS = [9001, 9002, 9003, 9004]  # the scenarios' bots (a match lasts a couple of seconds)
-FAST_BOT_PORTS = [9005, 9006, 9007, 9008]  # the throughput run's bots
+FAST_BOT_PORTS = [9005, 9006, 9007, 9008]  # the throughput run's bots (the ladder's too, while they idle)
+TRIAL_PORTS = [9009, 9010]  # never given a secret: where scenario 2's users submit bots to try the API
+NEWCOMER_PORTS = [9011, 9012, 9013, 9014, 9015, 9016]  # one user's new bot per scenario, given its secret
+ALL_BOT_PORTS = BOT_PORTS + FAST_BOT_PORTS + TRIAL_PORTS + NEWCOMER_PORTS
 DB_PORT, REDIS_PORT, WEB_PORT = 5432, 6379, 8000
 
 
@@ -67,7 +71,11 @@ class Hosts:
             "ARENA_MATCH_LEASE_S": str(lease_s), "ARENA_RECONCILE_INTERVAL_S": "1",
             "ARENA_DECISION_MS": str(decision_ms), "ARENA_REFIT_DELAY_S": "1",
             "ARENA_BIND": f"{cluster.address('web')}:{WEB_PORT}", "WEB_CONCURRENCY": "2",
+            # the ladder: two-player tables (two rotations each, so little is owed when a scenario ends),
+            # at most two matches in flight (the tournament keeps the other worker busy)
+            "ARENA_LADDER_PLAYERS": "2", "ARENA_LADDER_IN_FLIGHT": "2",
         }
+        self.newcomers_given = 0
 
     @property
     def web_url(self) -> str:
@@ -136,15 +144,41 @@ class Hosts:
         for i in range(count):
             self.spawn(host, f"worker{i}", [sys.executable, "-m", "arena.cli", "worker"])
 
+    def start_ladder(self, host: str) -> None:
+        self.spawn(host, "ladder", [sys.executable, "-m", "arena.cli", "ladder", "run"])
+
     def start_bots(self) -> None:
-        delays = [self.scenario_delay_ms] * len(BOT_PORTS) + [self.throughput_delay_ms] * len(FAST_BOT_PORTS)
+        delays = [self.scenario_delay_ms] * len(BOT_PORTS) + [self.throughput_delay_ms] * (
+            len(ALL_BOT_PORTS) - len(BOT_PORTS))
         self.spawn("bots", "bots", [sys.executable, "-m", "tests.cluster.bots_host", "--ports",
-                                    *map(str, BOT_PORTS + FAST_BOT_PORTS), "--delays-ms", *map(str, delays),
-                                    "--log", str(self.bot_log)])
+                                    *map(str, ALL_BOT_PORTS), "--delays-ms", *map(str, delays),
+                                    "--log", str(self.bot_log), "--secrets", str(self.secrets_file)])
 
     def wait_bots(self) -> None:
-        for port in BOT_PORTS + FAST_BOT_PORTS:
+        for port in ALL_BOT_PORTS:
             wait_port(self.cluster.address("bots"), port)
+
+    @property
+    def secrets_file(self) -> Path:
+        return self.run_dir / "bot-secrets.json"
+
+    def give_secrets(self, secrets: dict[int, str]) -> None:
+        """What a bot's owner does with the secret the arena showed: start the bot with it. Here the bots
+        host reads them again on SIGHUP; returns once every one of these ports refuses unsigned requests."""
+        known = json.loads(self.secrets_file.read_text()) if self.secrets_file.exists() else {}
+        known.update({str(port): secret for port, secret in secrets.items()})
+        self.secrets_file.write_text(json.dumps(known))
+        os.kill(self.procs["bots"][0].pid, signal.SIGHUP)
+        deadline = time.monotonic() + 20
+        for port in secrets:
+            while requests.post(self.bot_url(port) + "/start", json={}, timeout=5).status_code != 401:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the bot on :{port} did not take its secret")
+                time.sleep(0.1)
+
+    def next_newcomer_port(self) -> int:
+        self.newcomers_given += 1
+        return NEWCOMER_PORTS[self.newcomers_given - 1]
 
     @property
     def bot_log(self) -> Path:
@@ -157,7 +191,7 @@ class Hosts:
         subprocess.run(["ip", "-n", self.cluster.ns(host), "addr", "add", f"{bots}/32", "dev", "lo"], check=True)
         proxy = self.spawn(host, "delay-proxy", [sys.executable, "-m", "tests.cluster.delay_proxy", "--listen",
                                                  bots, "--target", BOTS_ALIAS, "--ports",
-                                                 *map(str, BOT_PORTS + FAST_BOT_PORTS)])
+                                                 *map(str, ALL_BOT_PORTS)])
         time.sleep(1.5)
         return proxy
 

@@ -1,7 +1,11 @@
 """What must hold after every scenario, read from the cluster's database and the bots' request log.
 
-1. Every scheduled match is finished or cancelled, and its stored replay is the one its last claim played
-   (a replay from an older attempt means a stale lease wrote it).
+1. Every scheduled match (of the scenarios' tournaments, and every ladder match) is finished or
+   cancelled, and its stored replay is the one its last claim played (a replay from an older attempt
+   means a stale lease wrote it).
+1b. The ladder scheduled no table twice (each table's rotations exactly once, on one deal of its own, the
+   table numbers without gaps or repeats) and never had a bot in more ladder matches at once than its capacity,
+   whichever scheduler was active when its host was cut off or killed.
 2. Nothing was counted twice: seat results, live Elo games, tournament tallies and head-to-head pairs all
    agree with the finished matches.
 3. Every stored leaderboard equals a fresh fit of the match log.
@@ -16,12 +20,16 @@ from collections import Counter
 from itertools import permutations
 from pathlib import Path
 
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 
+from arena.config import load_settings
 from arena.ratings.leaderboard import leaderboard as fit_leaderboard
+from arena.services.bot_owner import effective_capacity
 from arena.services.leaderboards import BOOTSTRAP_SEED, match_log
 from arena.storage.db import Database
 from arena.storage.models import (
+    Bot,
+    Ladder,
     LiveRating,
     Match,
     MatchSeat,
@@ -40,6 +48,8 @@ def check_all(db: Database, bot_log: Path, tournament_ids: list[int]) -> list[st
     problems: list[str] = []
     with db.session(readonly=True) as session:
         problems += _every_match_done_once(session, tournament_ids)
+        problems += _ladder_tables_once(session)
+        problems += _no_bot_over_its_capacity(session)
         problems += _nothing_counted_twice(session)
         problems += _leaderboards_equal_a_fresh_fit(session)
         finished_at = {m: t.timestamp() for m, t in session.execute(
@@ -51,7 +61,7 @@ def check_all(db: Database, bot_log: Path, tournament_ids: list[int]) -> list[st
 def _every_match_done_once(session, tournament_ids: list[int]) -> list[str]:  # type: ignore[no-untyped-def]
     problems = []
     rows = session.execute(select(Match.id, Match.status, Match.attempts, Match.replay_gz, Match.worker)
-                           .where(Match.tournament_id.in_(tournament_ids))).all()
+                           .where(or_(Match.tournament_id.in_(tournament_ids), Match.ladder_id.is_not(None)))).all()
     if not rows:
         return ["no match was scheduled"]
     for match_id, status, attempts, blob, worker in rows:
@@ -64,6 +74,60 @@ def _every_match_done_once(session, tournament_ids: list[int]) -> list[str]:  # 
                 problems.append(f"match {match_id}: the stored replay is attempt {played}, the last claim was "
                                 f"attempt {attempts} (a stale lease recorded it)")
     return problems
+
+
+def _ladder_tables_once(session) -> list[str]:  # type: ignore[no-untyped-def]
+    problems = []
+    seats: dict[int, list[int]] = {}
+    for match_id, bot_id in session.execute(select(MatchSeat.match_id, MatchSeat.bot_id).join(
+            Match, Match.id == MatchSeat.match_id).where(Match.ladder_id.is_not(None)).order_by(MatchSeat.seat)):
+        seats.setdefault(match_id, []).append(bot_id)
+    tables: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+    for match_id, ladder_id, table, rotation, seed in session.execute(
+            select(Match.id, Match.ladder_id, Match.table_index, Match.rotation, Match.seed)
+            .where(Match.ladder_id.is_not(None))):
+        tables.setdefault((ladder_id, table), []).append((rotation, seed, match_id))
+    for ladder_id, count, players in session.execute(select(Ladder.id, Ladder.tables, Ladder.players)):
+        numbers = sorted(t for (lid, t) in tables if lid == ladder_id)
+        if numbers != list(range(count)):
+            problems.append(f"ladder {ladder_id} counts {count} tables, its matches hold tables {numbers}")
+        seeds = Counter()
+        for table in numbers:
+            rows = sorted(tables[(ladder_id, table)])
+            first = seats[rows[0][2]]
+            expected = [(r, first[r:] + first[:r]) for r in range(players)]
+            if [(r, seats[m]) for r, _seed, m in rows] != expected or len({seed for _r, seed, _m in rows}) != 1:
+                problems.append(f"ladder {ladder_id} table {table}: rotations {rows} are not each seat rotation "
+                                f"once on one deal")
+            seeds[rows[0][1]] += 1
+        problems += [f"ladder {ladder_id}: deal {seed} dealt to {n} tables" for seed, n in seeds.items() if n > 1]
+    return problems
+
+
+def _no_bot_over_its_capacity(session) -> list[str]:  # type: ignore[no-untyped-def]
+    """No bot ever played more ladder matches at once (from the last claim's start to the record) than its
+    capacity: what it declared in ``GET /`` or its owner set, within the arena's cap (the SDK's bots, which
+    the bots host serves, declare 2)."""
+    settings = load_settings({})
+    capacity = {bot.id: effective_capacity(bot, settings) for bot in session.scalars(select(Bot))}
+    events: dict[int, list[tuple[float, int, int]]] = {}
+    for match_id, bot_id, started, finished in session.execute(
+            select(Match.id, MatchSeat.bot_id, Match.started_at, Match.finished_at)
+            .join(MatchSeat, MatchSeat.match_id == Match.id)
+            .where(Match.ladder_id.is_not(None), Match.status == MatchStatus.FINISHED)):
+        events.setdefault(bot_id, []).extend([(started.timestamp(), 1, match_id), (finished.timestamp(), -1, match_id)])
+    problems = []
+    for bot_id, marks in events.items():
+        playing: set[int] = set()
+        for _when, step, match_id in sorted(marks, key=lambda m: (m[0], m[1])):  # an end before a start
+            if step < 0:
+                playing.discard(match_id)
+                continue
+            playing.add(match_id)
+            if len(playing) > capacity[bot_id]:
+                problems.append(f"bot {bot_id} (capacity {capacity[bot_id]}) played ladder matches "
+                                f"{sorted(playing)} at once")
+    return problems[:20]
 
 
 def _nothing_counted_twice(session) -> list[str]:  # type: ignore[no-untyped-def]

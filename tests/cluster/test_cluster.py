@@ -1,6 +1,7 @@
 """The arena across hosts under network partitions: seven network namespaces on one bridge (db, web,
 w1-w3, bots, and drv for the driver), the production configuration on PostgreSQL, five scenarios each
-with a tournament running, and the invariants after each (tests/cluster/invariants.py).
+with a tournament and the ladder running (its scheduler on every worker host, one active), and the
+invariants after each (tests/cluster/invariants.py).
 
 One run of the cluster serves every test here: it is built once (about three minutes in all) and each
 scenario reports on its own. Skipped only when this machine cannot make network namespaces (not root,

@@ -16,10 +16,11 @@ from arena.domain.ladder_planner import (
     choose_tables,
     ladder_settled,
     pair_key,
-    settled_width,
+    placing,
     share_slots,
+    unsettled_bots,
 )
-from arena.ratings.provisional import is_provisional
+from arena.ratings.provisional import is_provisional, is_settled
 
 
 def settled(bot: int, elo: float, width: float = 100.0, free: int = 1, matches: int = 60, n: int = 20) -> Entrant:
@@ -65,8 +66,9 @@ def test_a_newcomer_is_placed_against_known_bots_not_another_newcomer() -> None:
 
 
 def test_the_most_overlapping_pair_is_chosen_among_settled_bots() -> None:
-    # 0..4 far apart and pinned down; 10 and 11 ten Elo apart with wide overlapping intervals
-    board = [settled(i, 1000.0 + 300.0 * i, width=60.0) for i in range(5)]
+    # 0..4 far apart (none within 150 Elo of 1600) and pinned down; 10 and 11 ten Elo apart with wide
+    # overlapping intervals
+    board = [settled(i, 1150.0 + 300.0 * i, width=60.0) for i in range(5)]
     board += [settled(10, 1600.0, width=200.0), settled(11, 1610.0, width=200.0)]
     (table,) = choose_tables(board, players=2, slots=1, recent={}, rng=random.Random(5))
     assert set(table.bot_ids) == {10, 11}
@@ -74,12 +76,14 @@ def test_the_most_overlapping_pair_is_chosen_among_settled_bots() -> None:
 
 
 def test_settled_bots_rest_while_one_bot_is_still_uncertain() -> None:
-    """Only an unsettled bot starts a table; settled bots play as its opponents, not among themselves."""
+    """Only an unsettled bot (the wide one and its two neighbours, whose order with it is open) starts a
+    table; the other settled bots play as their opponents, not among themselves."""
     board = [*spread_board(width=100.0), settled(50, 1510.0, width=260.0)]
+    assert unsettled_bots(board) == {50, 10, 11}
     tables = choose_tables(board, players=3, slots=5, recent={}, rng=random.Random(11))
-    assert len(tables) == 1
-    assert 50 in tables[0].bot_ids
-    assert tables[0].reason == "uncertain rank of 50"
+    assert tables[0].reason == "uncertain rank of 50" and 50 in tables[0].bot_ids
+    anchors = [int(t.reason.rsplit(" ", 1)[-1]) for t in tables]
+    assert set(anchors) <= {50, 10, 11} and len(tables) <= 3  # never 5: the rest of the board rests
 
 
 def test_a_pair_that_met_lately_gives_way() -> None:
@@ -118,9 +122,12 @@ def test_no_bot_gets_more_tables_than_its_free_slots(players: int) -> None:
         free = {e.bot_id: e.free_slots for e in board}
         assert all(seats[b] <= free[b] for b in seats)
         assert all(len(set(t.bot_ids)) == players for t in tables)
-        # it stops only when too few bots have a slot left or only settled bots do
         left = [e for e in board if e.free_slots > seats[e.bot_id]]
-        assert len(left) < players or all(board_settled([e]) for e in left) or len(tables) == 50
+        # it stops only when too few bots have a slot left or none left may anchor (settled, or already anchored)
+        unsettled = unsettled_bots(board)
+        anchors = {t.reason.rsplit(" ", 1)[-1] for t in tables}
+        assert len(left) < players or len(tables) == 50 or all(
+            e.bot_id not in unsettled or str(e.bot_id) in anchors for e in left)
 
 
 def test_at_most_slots_tables_and_none_without_enough_free_bots() -> None:
@@ -143,9 +150,9 @@ def test_settled_board() -> None:
     assert board_settled(spread_board(width=100.0))
     assert not board_settled([*spread_board(width=100.0), newcomer(99)])
     assert not board_settled(spread_board(width=400.0))
-    pinned = [Entrant(1, 1500, 1200, 1800, 1, 1, 50, False, 1), Entrant(2, 900, 850, 950, 2, 2, 50, False, 1)]
-    assert board_settled(pinned)  # a wide interval whose rank is resolved anyway
-    assert board_settled([])
+    pinned = [Entrant(1, 1500, 1360, 1640, 1, 1, 50, False, 1), Entrant(2, 900, 850, 950, 2, 2, 50, False, 1)]
+    assert board_settled(pinned)  # a wide interval whose rank is told apart from its neighbour's anyway
+    assert not board_settled([])  # no data: as the leaderboard's ``settled`` says
 
 
 def test_maintenance_tables_on_a_settled_board() -> None:
@@ -186,20 +193,73 @@ def test_share_slots_by_weight() -> None:
 def test_a_settled_ladder_does_not_reopen_over_bootstrap_noise() -> None:
     board = spread_board(width=140.0)
     assert ladder_settled(board, was_settled=False)
-    noisy = [*board[:-1], settled(19, board[-1].elo, width=165.0)]  # a little over the settled width
+    noisy = [*board[:-1], settled(19, board[-1].elo, width=165.0)]  # a little over the tie width
     assert not ladder_settled(noisy, was_settled=False)
     assert ladder_settled(noisy, was_settled=True)
     assert not ladder_settled([*board[:-1], settled(19, board[-1].elo, width=260.0)], was_settled=True)
     # the noisy bot does not start tables on a settled ladder: maintenance
-    tables = choose_tables(noisy, players=3, slots=1, recent={}, rng=random.Random(12),
-                           settled_width=settled_width(True))
+    tables = choose_tables(noisy, players=3, slots=1, recent={}, rng=random.Random(12), was_settled=True)
     assert [t.reason for t in tables] == ["maintenance"]
 
 
 def test_a_newcomer_does_not_reopen_a_settled_ladder_for_the_others() -> None:
     noisy = [*spread_board(width=140.0)[:-1], settled(19, 1950.0, width=165.0), newcomer(99)]
     assert ladder_settled(noisy, was_settled=True)
-    assert not board_settled(noisy, settled_width(True))  # the newcomer still wakes the ladder's rate
-    tables = choose_tables(noisy, players=3, slots=4, recent={}, rng=random.Random(13),
-                           settled_width=settled_width(True))
+    assert not board_settled(noisy, was_settled=True)  # the newcomer still wakes the ladder's rate
+    tables = choose_tables(noisy, players=3, slots=4, recent={}, rng=random.Random(13), was_settled=True)
     assert [t.reason for t in tables] == ["placement of 99"]
+
+
+def test_placing_is_provisional_or_far_fewer_matches_than_the_board() -> None:
+    board = [*spread_board(), settled(30, 1525.0, width=200.0, matches=20), newcomer(31, matches=2)]
+    assert placing(board) == {30, 31}
+    assert placing(spread_board()) == set()
+    assert placing([]) == set()
+
+
+def test_a_settled_ladder_stays_settled_while_a_newcomer_past_provisional_is_placed() -> None:
+    """Benchmark 2's regression: once a newcomer's interval left ``provisional`` (under 300 Elo) but its
+    rank was still open, the ladder reopened and every bot near the tie width played again."""
+    board = [*spread_board(width=140.0), settled(30, 1525.0, width=220.0, matches=15)]
+    assert not board_settled(board, was_settled=True)  # the newcomer's rank is open: no maintenance rate
+    assert ladder_settled(board, was_settled=True)  # but the settled bots are not reopened for it
+    tables = choose_tables(board, players=3, slots=5, recent={}, rng=random.Random(14), was_settled=True)
+    assert [t.reason for t in tables] == ["uncertain rank of 30"]
+    # the same bot with as many matches as the others is no newcomer: its open rank reopens the ladder
+    assert not ladder_settled([*spread_board(width=140.0), settled(30, 1525.0, width=220.0)], was_settled=True)
+
+
+def test_a_bot_being_placed_anchors_before_a_more_uncertain_settled_one() -> None:
+    board = [*spread_board(width=100.0), settled(30, 1525.0, width=180.0, matches=10),
+             settled(31, 1275.0, width=290.0, matches=60)]
+    tables = choose_tables(board, players=3, slots=2, recent={}, rng=random.Random(15))
+    assert tables[0].reason == "uncertain rank of 30"
+
+
+def test_the_ladder_and_the_leaderboard_share_one_settled_rule() -> None:
+    """``board_settled`` is the leaderboard's ``is_settled`` on the same rows: no second definition."""
+    rng = random.Random(16)
+    outcomes = set()
+    for round_ in range(200):
+        board = [newcomer(99)] if round_ % 10 == 0 else []  # now and then a provisional bot as well
+        for i in range(12):
+            elo, width = rng.gauss(1500, 150), rng.uniform(60, 180)
+            board.append(Entrant(i, elo, elo - width / 2, elo + width / 2, 1, 12, 40,
+                                 is_provisional(elo - width / 2, elo + width / 2), 1, rng.choice((0.6, 0.97))))
+        settled_here = board_settled(board)
+        assert settled_here == is_settled(sorted(board, key=lambda e: -e.elo))
+        outcomes.add(settled_here)
+    assert outcomes == {True, False}  # both cases were met
+
+
+def test_opponents_close_in_as_intervals_narrow() -> None:
+    """A Thompson draw: wide intervals give nearly random tables (long-range links), narrow ones tables of
+    near-equal bots."""
+    def spread_within_tables(width: float) -> float:
+        board = [settled(i, 1000.0 + 25.0 * i, width=width, n=40) for i in range(40)]
+        rng = random.Random(17)
+        gaps = [max(t.bot_ids) - min(t.bot_ids) for _ in range(30)
+                for t in choose_tables(board, players=3, slots=8, recent={}, rng=rng)]
+        return sum(gaps) / len(gaps)
+
+    assert spread_within_tables(800.0) > 3 * spread_within_tables(120.0)

@@ -29,3 +29,12 @@ def test_each_state_with_its_reason() -> None:
     retired = ladder_state(_bot(retired_at=NOW, paused_by="owner"), settled)
     assert retired.state == LadderState.RETIRED and "keeps its page" in retired.reason
     assert ladder_state(_bot(status="disabled"), settled).state == LadderState.PAUSED
+
+
+def test_regression_a_placing_bots_reason_repeated_its_state() -> None:
+    """The pages show the state as a tag beside the reason: "[placing] placing: 3 rated matches so far"."""
+    for rating in (None, SimpleNamespace(provisional=True, games=3)):
+        status = ladder_state(_bot(), rating)
+        assert status.state == LadderState.PLACING and not status.reason.startswith("placing"), status
+    assert ladder_state(_bot(), SimpleNamespace(provisional=True, games=3)).reason == (
+        "3 rated matches so far, its rating is still provisional")

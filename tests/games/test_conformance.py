@@ -119,3 +119,21 @@ def test_result_before_the_end_is_refused(name: str) -> None:
 def test_unknown_game_names_the_known_ones() -> None:
     with pytest.raises(RulesError, match="known games"):
         get_game("chess")
+
+
+@pytest.mark.parametrize("name", GAME_NAMES)
+def test_views_of_a_step_equal_each_seats_own_view(name: str) -> None:
+    """``views`` (the referee's call for a step's acting seats; Piranha Pedro builds the public part once)
+    gives byte for byte what ``view`` gives each seat, and in the same key order."""
+    game = get_game(name)
+    for num_players in _player_counts(name):
+        for seed in range(3):
+            rng = random.Random(seed)
+            state = game.initial_state(num_players, seed)
+            while True:
+                seats = list(range(num_players))
+                together = game.views(state, seats)
+                assert [json.dumps(together[s]) for s in seats] == [json.dumps(game.view(state, s)) for s in seats]
+                if game.is_terminal(state):
+                    break
+                state = game.apply(state, random_actions(game, state, rng))

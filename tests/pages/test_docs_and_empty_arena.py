@@ -54,6 +54,7 @@ def test_rendered_docs_are_cached_until_the_file_changes(tmp_path) -> None:
 def test_every_page_works_on_an_empty_arena(client) -> None:
     home = client.get("/").get_data(as_text=True)
     assert "No tournament is running right now." in home and "No rated matches yet." in home
+    assert 'The <a href="/ladders">ladders</a>' in home  # where matches are played when no tournament is
     board = client.get("/leaderboards/pajarracos")
     assert board.status_code == 200 and "No rated matches for 3 players yet" in board.get_data(as_text=True)
     for url in ("/signup", "/login", "/docs"):

@@ -61,7 +61,7 @@ def test_sign_up_shows_the_token_once_and_signs_the_account_in(client, context) 
 
 
 @pytest.mark.parametrize("name, status, message", [
-    ("", 422, "Choose a name."), ("a b", 422, "name must be 2-40 characters"), ("taken", 409, "is taken")])
+    ("", 422, "Choose a name."), ("a b", 422, "Name must be 2-40 characters"), ("taken", 409, "is taken")])
 def test_sign_up_explains_what_is_wrong(client, context, name, status, message) -> None:
     account(context, "taken")
     page = post_form(client, "/signup", {"name": name}, status).get_data(as_text=True)
@@ -127,10 +127,10 @@ def test_the_bot_form_explains_what_is_wrong(client, context, random_bots) -> No
     with bot_zoo.zoo_bot(bot_zoo.on_act(bot_zoo.illegal)) as zoo:
         failing = post_form(client, "/bots/new", {"name": "bad", "url": zoo.url, "game": "pajarracos"}, 422)
     text = failing.get_data(as_text=True)
-    assert "failed its health check" in text and "illegal" in text
+    assert "<strong>The bot failed its health check</strong>" in text and "illegal" in text  # a sentence
     post_form(client, "/bots/new", {"name": "twice", "url": random_bots[1].url, "game": "pajarracos"}, 303)
     again = post_form(client, "/bots/new", {"name": "twice", "url": random_bots[1].url, "game": "pajarracos"}, 409)
-    assert "you already have a bot called" in again.get_data(as_text=True)
+    assert "<strong>You already have a bot called" in again.get_data(as_text=True)
 
 
 def test_the_bot_form_shows_each_failed_check_with_its_fix(client, context) -> None:
@@ -163,13 +163,13 @@ def test_the_tournament_form_explains_what_is_wrong(client, context, random_bots
     ids = [register(context, "org", f"b{n}", random_bots[n].url, "pajarracos")[0] for n in range(3)]
     form = {"game": "pajarracos", "seats": "3", "cycles": "1", "time_limit_ms": "1000", "seed": "1"}
     few = post_form(client, "/tournaments/new", {**form, "bots": ids[:2]}, 422).get_data(as_text=True)
-    assert "a 3-seat tournament needs at least 3 bots" in few
+    assert "A 3-seat tournament needs at least 3 bots" in few
     none = post_form(client, "/tournaments/new", form, 422).get_data(as_text=True)
     assert "Pick the bots that play" in none
     bad_json = post_form(client, "/tournaments/new", {**form, "bots": ids, "params": "{nope"}, 422)
     assert "Not valid JSON" in bad_json.get_data(as_text=True)
     unknown = post_form(client, "/tournaments/new", {**form, "bots": ids, "params": '{"colour": 1}'}, 422)
-    assert "params:" in unknown.get_data(as_text=True)
+    assert "Params:" in unknown.get_data(as_text=True)
     seats = post_form(client, "/tournaments/new", {**form, "seats": "x", "bots": ids}, 422).get_data(as_text=True)
     assert "Not a valid integer value" in seats
     with context.db.session() as session:

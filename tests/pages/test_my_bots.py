@@ -106,7 +106,7 @@ def test_recent_faults_and_the_probation_reason_show_with_their_excerpts(owner, 
     assert "on probation: 4 of its last 4 ladder matches had faults" in page and "recent fault" in page
     assert "no complete answer before the deadline" in page
     public = client.application.test_client().get(f"/bots/{bot_id}").get_data(as_text=True)
-    assert "on probation" in public and "Recent ladder matches" in public
+    assert "on probation" in public and ">Piranha Pedro ladder, 3 players</a>" in public  # its ladder matches
 
 
 def test_another_owners_bot_cannot_be_touched(owner, context) -> None:

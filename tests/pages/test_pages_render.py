@@ -118,3 +118,26 @@ def test_unknown_page_urls_are_404_and_the_api_still_answers_json(client) -> Non
     assert client.get("/no/such/page").status_code == 404
     response = client.get("/api/no/such/thing")
     assert response.status_code == 404 and response.is_json
+
+
+def test_a_bots_match_list_says_where_each_match_was_played(client) -> None:
+    """The bot page's list had a "Tournament" column of dashes for a ladder bot (every match a ladder
+    match): each match now says tournament #N or which ladder (its game and table size), linked."""
+    app = client.application
+    seat = {"bot_id": 1, "name": "b", "rank": 1, "forfeited": False}
+    rows = [{"id": 7, "tournament_id": 4, "ladder_id": None, "game": "pajarracos", "players": 3, "status": "finished",
+             "seats": [seat], "steps": 9, "finished_at": None},
+            {"id": 8, "tournament_id": None, "ladder_id": 3, "game": "pajarracos", "players": 4, "status": "finished",
+             "seats": [seat], "steps": 9, "finished_at": None}]
+    with app.test_request_context():
+        table = str(app.jinja_env.get_template("_macros.html").module.match_table(rows, show_tournament=True))
+    assert "Played in" in table
+    assert '<a href="/tournaments/4">tournament #4</a>' in table
+    assert '<a href="/ladders/3">Pajarracos ladder, 4 players</a>' in table
+
+
+def test_regression_pages_named_a_game_by_its_identifier(client, world) -> None:
+    """The home page's tournaments read "pajarracos, 3 seats" (the game's identifier) where every other page
+    says "Pajarracos"."""
+    page = html(client, "/")
+    assert re.search(r"Pajarracos, 3 seats", page) and not re.search(r"[·>]\s*pajarracos, 3 seats", page)

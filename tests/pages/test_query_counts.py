@@ -3,6 +3,7 @@ matches, seats and tournaments it lists."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -13,10 +14,15 @@ from arena.services.matches import run_match
 
 @contextmanager
 def counting(engine) -> Iterator[list[str]]:  # type: ignore[no-untyped-def]
+    """The statements this thread runs on ``engine`` meanwhile (the test client serves a request in the
+    caller's thread). Another thread's statements on the same engine are not the page's: counting them
+    made the counts of one page differ between two looks, once in a helper's run."""
     statements: list[str] = []
+    mine = threading.get_ident()
 
     def count(_conn, _cursor, statement, *_args) -> None:  # type: ignore[no-untyped-def]
-        statements.append(statement)
+        if threading.get_ident() == mine:
+            statements.append(statement)
 
     event.listen(engine, "before_cursor_execute", count)
     try:

@@ -4,6 +4,7 @@ with 1, 10 and 10,000 matches (bucketed past ``MAX_POINTS``), axis labels on bot
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 from sqlalchemy import func, insert, select
 
@@ -91,3 +92,31 @@ def test_the_bot_page_draws_one_point_per_rated_match_and_the_band(client, conte
         headline = re.search(r'id="headline-rating">.*?class="value">(\d+)<', page, re.S)
         assert headline, "one headline rating"
         assert "Live Elo</th>" not in page
+
+
+def test_regression_a_bot_refitted_after_every_match_had_fits_drawn_only_at_the_right_edge(database) -> None:
+    """A ladder bot at the maintenance rate gets a refit, so a fitted point, after every match. Only the
+    newest 2,000 fitted points were read: over 10,000 matches the fitted line and band covered the last
+    2,000, about 60 points at the right edge of the chart. The fits drawn span the whole history."""
+    from arena.services.accounts import create_account
+    from arena.storage.models import Bot
+
+    n = 10_000
+    with database.session() as session:
+        owner, _ = create_account(session, "owner")
+        bot = Bot(owner_id=owner.id, name="steady", url="http://127.0.0.1:1", game="pajarracos", secret="s")
+        session.add(bot)
+        session.flush()
+        session.execute(insert(RatingPoint), [{"bot_id": bot.id, "game": "pajarracos", "players": 3, "match_id": g,
+                                               "elo": 1500.0 + g / 100, "live_elo": 1550.0, "elo_low": 1440.0,
+                                               "elo_high": 1660.0, "games": g} for g in range(1, n + 1)])
+        session.add(LiveRating(game="pajarracos", players=3, bot_id=bot.id, elo=1520.0, games=n))
+        bot_id = bot.id
+    with database.session(readonly=True) as session:
+        (board,) = rating_history.history(session, bot_id)
+    xs = [x for x, _elo, _low, _high in board["fits"]]
+    width = -(-n // rating_history.MAX_FITS)
+    assert rating_history.MAX_FITS - 1 <= len(xs) <= rating_history.MAX_FITS
+    assert xs[0] <= width and xs[-1] == n
+    assert max(b - a for a, b in pairwise(xs)) <= width  # evenly over the whole history
+    assert all(elo == 1500.0 + x / 100 for x, elo, _low, _high in board["fits"])  # each bucket's own last fit

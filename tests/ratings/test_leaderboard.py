@@ -10,7 +10,7 @@ import pytest
 
 from arena.ratings import ONE_LOSER, RANKED, MatchOutcome, leaderboard, posterior, tally
 from arena.ratings.bradley_terry import ELO_PER_LOGIT, fit_logits, precision_for, to_elo
-from arena.ratings.leaderboard import canonical_log
+from arena.ratings.leaderboard import canonical_log, competition_ranks
 from arena.ratings.packed import pack, pair_tally
 
 
@@ -105,3 +105,18 @@ def fitted_posterior(log: list[MatchOutcome]) -> posterior.Posterior:
     """The posterior the exact table fitted to this log."""
     packed = pack(canonical_log(log))
     return posterior.fit(packed, pair_tally(packed), np.zeros(len(packed.bots)))
+
+
+def test_regression_equal_records_ranked_apart_by_the_fits_last_bits() -> None:
+    """Bots with the same record share a rank whatever the fit's rounding: the stored leaderboard (a
+    warm-started refit) said "1, 1, 1" where a fresh fit of the same log said "1, 2, 3" (the chaos test)."""
+    elo = np.array([1500.0 + 3e-11, 1400.0, 1500.0, 1500.0 - 2e-11, 1650.0])
+    assert competition_ranks(elo).tolist() == [2, 5, 2, 2, 1]
+    assert competition_ranks(np.array([1500.0, 1500.0 + 1.0])).tolist() == [2, 1]  # a real gap still counts
+    # a balanced round robin in which b and c have the same record: same rating, same rank
+    log = []
+    for first, second, times in (("a", "b", 3), ("a", "c", 3), ("b", "c", 1), ("c", "b", 1), ("b", "d", 3),
+                                 ("c", "d", 3), ("d", "a", 1)):
+        log += [MatchOutcome((first, second), (1, 2), RANKED)] * times
+    table = {row.bot: row for row in leaderboard(log, rng=random.Random(1), resamples=50)}
+    assert table["b"].rank == table["c"].rank == 2 and table["a"].rank == 1 and table["d"].rank == 4

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import numpy as np
+import pytest
 
 from arena.ratings import MatchOutcome, leaderboard, posterior
 from arena.ratings.bradley_terry import ELO_PER_LOGIT
@@ -86,3 +88,58 @@ def test_the_prior_spread_is_fitted_to_the_board() -> None:
         fitted = posterior.fit(log, pair_tally(log), np.zeros(len(log.bots)))
         realised = ELO_PER_LOGIT * float(np.std(list(strength.values())))
         assert 0.75 * realised <= fitted.prior_sd <= 1.3 * realised
+
+
+def test_the_large_board_curvature_follows_its_formulas() -> None:
+    """The large path's curvature (written in few whole-array passes for speed) against its docstring's
+    formulas spelt out pair by pair: one smoothing round of kappa_ij = (1 + pi (v_i + v_j) / 8)^-1/2, then
+    A_ij = -games_ij kappa_ij sigma'(kappa_ij (r_i - r_j)), D = diag A, v_i = 1 / D_i + sum_j A_ij^2 /
+    (D_i^2 D_j) and log det A ~ sum log D_i - sum_ij A_ij^2 / (2 D_i D_j)."""
+    gen = np.random.default_rng(4)
+    n, precision = 7, 0.8
+    score = np.triu(gen.integers(0, 4, (n, n)) * 0.5, 1) + np.tril(gen.integers(0, 3, (n, n)) * 0.5, -1)
+    games = score + score.T
+    r = gen.normal(0.0, 1.5, n)
+
+    def sigma_prime(x: float) -> float:
+        p = 1.0 / (1.0 + math.exp(-x))
+        return p * (1.0 - p)
+
+    kappa = [[1.0] * n for _ in range(n)]
+    for _ in range(2):
+        a = [[-games[i, j] * kappa[i][j] * sigma_prime(kappa[i][j] * (r[i] - r[j])) if i != j else 0.0
+              for j in range(n)] for i in range(n)]
+        d = [precision - sum(a[i]) for i in range(n)]
+        off = [sum(a[i][j] ** 2 / d[j] for j in range(n) if j != i) for i in range(n)]
+        v = [1.0 / d[i] + off[i] / d[i] ** 2 for i in range(n)]
+        kappa = [[(1.0 + math.pi * (v[i] + v[j]) / 8.0) ** -0.5 for j in range(n)] for i in range(n)]
+    large = posterior.curvature(score, r, precision, exact=False)
+    assert np.allclose(large.variances, v, rtol=1e-12, atol=0.0)
+    log_det = sum(math.log(x) for x in d) - 0.5 * sum(o / x for o, x in zip(off, d, strict=True))
+    assert large.log_det == pytest.approx(log_det, rel=1e-12)
+    assert np.allclose(np.diag(large.a), d, rtol=1e-12) and large.inverse is None
+
+
+def test_a_large_fit_searched_from_the_last_spreads_finds_the_same_posterior(monkeypatch) -> None:
+    """A refit starts the searches of the prior's spread at the last fit's (``spreads``): from there, or
+    from spreads a little off (a few more matches since), the same mode, spreads and intervals as a fit
+    that searched from scratch, in fewer (mode, curvature) states when nothing changed."""
+    log = pack(quality.deal_board(5, 3).log)
+    pairs = pair_tally(log)
+    start = np.zeros(len(log.bots))
+    states = []
+    real_state = posterior._state
+    monkeypatch.setattr(posterior, "_state", lambda *a, **k: states.append(1) or real_state(*a, **k))
+    cold = posterior.fit(log, pairs, start, exact=False)
+    cold_states = len(states)
+    assert cold.spreads is not None
+    for spreads in (cold.spreads, (cold.spreads[0] + 0.05, cold.spreads[1] - 0.05)):
+        states.clear()
+        warm = posterior.fit(log, pairs, start, exact=False, spreads=spreads)
+        assert warm.spreads is not None and np.allclose(warm.spreads, cold.spreads, atol=1e-6)
+        assert np.abs(warm.mode - cold.mode).max() * ELO_PER_LOGIT < 1e-6
+        for mine, theirs in zip(warm.intervals(0.95), cold.intervals(0.95), strict=True):
+            assert np.abs(mine - theirs).max() * ELO_PER_LOGIT < 1e-4
+        if spreads == cold.spreads:
+            assert len(states) < cold_states
+    assert posterior.fit(log, pairs, start, prior_sd=150.0, exact=False).spreads is None  # nothing searched

@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from arena.ratings import ONE_LOSER, RANKED, MatchOutcome, leaderboard, tally
+from arena.ratings import ONE_LOSER, RANKED, MatchOutcome, dense, leaderboard, tally
 from arena.ratings.blas import controller, single_thread
 from arena.ratings.bradley_terry import ELO_PER_LOGIT
 from arena.ratings.leaderboard import (
@@ -169,3 +169,26 @@ def test_linear_algebra_runs_on_one_thread_and_the_setting_comes_back() -> None:
             assert threads() == {1}
         assert threads() == {1}
     assert threads() == before
+
+
+@pytest.mark.parametrize("n", [5, 300])
+def test_the_triangular_inverse_inverts(n: int) -> None:
+    """inv(L) by halves (above 128 rows: two levels of blocks) is an inverse, and lower triangular."""
+    x = np.random.default_rng(n).standard_normal((n, n))
+    low = np.linalg.cholesky(x @ x.T / n + np.eye(n))
+    inverse = dense.triangular_inverse(low)
+    assert np.abs(inverse @ low - np.eye(n)).max() < 1e-10
+    assert not np.triu(inverse, 1).any()
+
+
+def test_from_ids_keeps_dense_deal_labels_and_relabels_any_others() -> None:
+    """Deal labels already 0..G-1 (what the arena passes) are kept as they are; any other integers are
+    relabelled to the same partition; labels that group nothing give no deals at all."""
+    ids = np.array([[1, 2], [2, 3], [3, 1], [1, 2]])
+    ranks = np.array([[1, 2]] * 4)
+    dense = from_ids(ids, ranks, RANKED, np.array([1, 0, 1, 2])).deals
+    assert dense is not None and dense.tolist() == [1, 0, 1, 2]
+    sparse = from_ids(ids, ranks, RANKED, np.array([70, -5, 70, 9])).deals
+    assert sparse is not None and sparse.tolist() == [2, 0, 2, 1]
+    assert from_ids(ids, ranks, RANKED, np.array([0, 1, 2, 3])).deals is None
+    assert from_ids(ids, ranks, RANKED, np.array([3, 1, 5, 0])).deals is None  # gaps, nothing grouped

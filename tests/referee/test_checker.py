@@ -211,3 +211,27 @@ def test_a_problem_line_never_quotes_the_bot() -> None:
     assert report.problems() and leak not in report.text()
 
 
+
+
+def test_regression_a_lone_surrogate_in_a_bots_author_made_its_page_a_500() -> None:
+    """``"author": "\\ud800"`` is valid JSON but no valid UTF-8: stored as sent, it made the bot's page a
+    500 (and a NUL is refused by PostgreSQL). What the bot says of itself is kept printable."""
+    def odd_identity(req: bot_zoo.Request, sock) -> None:  # type: ignore[no-untyped-def]
+        if req.method != "GET":
+            return bot_zoo.polite(req, sock)
+        body = (b'{"apiversion": "1", "name": "odd\\u0000", "author": "a\\ud800b", "version": "1\\n2", '
+                b'"games": ["*"]}')
+        sock.sendall(bot_zoo.http_response(200, body))
+
+    report = _check(odd_identity)
+    assert report.info["author"] == "a\ufffdb" and report.info["name"] == "odd\ufffd", report.info
+    assert report.info["version"] == "1\ufffd2"
+    for text in (report.info["author"], report.info["name"], report.info["version"]):
+        text.encode("utf-8")  # storable and showable
+
+
+def test_a_check_done_in_hundredths_of_a_second_says_milliseconds_not_zero_seconds() -> None:
+    """A fast bot's report said "33 passed ... in 0.0 s", which reads as if nothing had been checked."""
+    quick, slow = CheckReport(elapsed_s=0.043), CheckReport(elapsed_s=2.25)
+    assert quick.text().endswith("0 skipped in 43 ms: the bot is ready to play")
+    assert slow.text().endswith("0 skipped in 2.2 s: the bot is ready to play")

@@ -44,8 +44,8 @@ def test_each_fault_is_recorded_and_the_match_still_ends(label, behaviour, kind,
     with bot_zoo.zoo_bot(behaviour) as zoo:
         replay = _play(zoo.url, random_bots[0].url)
     act_faults = [f for f in replay["faults"] if f["path"] == "/act"]
-    assert act_faults and {f["kind"] for f in act_faults} == {kind}
-    assert all(f["seat"] == 0 for f in act_faults)
+    assert act_faults and {f["kind"] for f in act_faults} == {kind}, act_faults
+    assert all(f["seat"] == 0 for f in act_faults), act_faults  # (the random bot timed out once, in CI)
     # three strikes and the bot forfeits: worst placing, the match still ends for the other seat
     assert len(act_faults) == 3
     assert replay["result"]["forfeited"] == [0]

@@ -64,3 +64,34 @@ def test_the_call_pool_never_queues_and_keeps_its_threads() -> None:
         assert time.perf_counter() - started < 0.6  # eight at once, not one after another
         _settle(pool, 8)
     assert len(idents) == 16 and len(set(idents)) == 8  # the second round ran on the first round's threads
+
+
+def test_a_turn_given_up_on_never_reaches_the_bot_later() -> None:
+    """Regression (cluster test, worker partition): a call that timed out was closed gracefully, so the
+    kernel kept retransmitting the part of the request the bot had not received yet, and the bot got
+    that turn when the cut link healed, after the match had been replayed elsewhere and recorded. Here
+    the bot reads nothing until the call is given up on (a full receive window stands in for the cut)."""
+    server = socket.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    body = b"x" * 12_000  # more than the bot's receive buffer holds, less than the referee's send buffer
+    client = BotClient(f"http://127.0.0.1:{server.getsockname()[1]}")
+    watchdog = Watchdog()
+    try:
+        reply = client.call(watchdog, "POST", "/act", body, {}, 0.3)
+        assert reply.fault is not None and reply.fault.kind.value == "timeout"
+        conn, _ = server.accept()
+        received, reset = 0, False
+        conn.settimeout(2)
+        try:
+            while chunk := conn.recv(65536):
+                received += len(chunk)
+        except ConnectionResetError:
+            reset = True
+        conn.close()
+        assert reset and received < len(body), f"the bot got {received} bytes of the abandoned request"
+    finally:
+        client.close()
+        watchdog.close()
+        server.close()

@@ -71,7 +71,8 @@ def test_one_refused_address_among_several_refuses_the_host(spy: ConnectionSpy) 
     client = BotClient("http://mixed.example.test", guard=AddressPolicy(allow_loopback=False),
                        resolver=lambda host, port: ["8.8.8.8", "10.0.0.7"])
     (reply,) = root_calls(client)
-    assert reply.fault is not None and reply.fault.kind == "unsafe_url" and "10.0.0.7" in reply.fault.message
+    assert reply.fault is not None and reply.fault.kind == "unsafe_url" and "private address" in reply.fault.message
+    assert "10.0.0.7" not in reply.fault.message  # a name's refusal does not tell where it resolved
     assert spy.attempts == []
 
 
@@ -92,7 +93,7 @@ def test_dns_rebinding_between_check_and_connect_cannot_reach_a_refused_address(
     finally:
         client.close()
         watchdog.close()
-    assert second.fault is not None and second.fault.kind == "unsafe_url" and "10.0.0.5" in second.fault.message
+    assert second.fault is not None and second.fault.kind == "unsafe_url" and "private address" in second.fault.message
     assert spy.attempts == [("127.0.0.1", port)]
 
 

@@ -99,6 +99,9 @@ def _run_with_chaos(context: Context, web: WebApp, workers: h.Workers, redis: h.
     events = {"worker_kills": 0, "redis_restarts": 0, "web_restarts": 0}
     deadline = time.monotonic() + 900
     next_kill = time.monotonic() + rng.uniform(1, 3)
+    # a kill is also due at each of these counts of finished matches: on a quick machine the whole tournament
+    # took 20 s, and kills 1-4 s apart came fewer than four times
+    kill_at = sorted(rng.sample(range(10, 190), 6))
     while time.monotonic() < deadline:
         progress = _progress(web, tournament_id)
         done = progress["done"] if progress else None
@@ -106,7 +109,10 @@ def _run_with_chaos(context: Context, web: WebApp, workers: h.Workers, redis: h.
             h.wait_for(context, tournament_id, 120, workers)  # and the queued refits have run
             return events
         now = time.monotonic()
-        if now >= next_kill and events["worker_kills"] < 6:
+        due = now >= next_kill or (done is not None and kill_at and done >= kill_at[0])
+        if due and events["worker_kills"] < 6:
+            while kill_at and done is not None and done >= kill_at[0]:
+                kill_at.pop(0)
             workers.kill(_victim(context, workers, rng))
             workers.start(1)
             events["worker_kills"] += 1

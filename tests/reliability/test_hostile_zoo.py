@@ -60,3 +60,18 @@ def test_a_bot_failing_start_and_end_still_plays_and_both_faults_are_recorded(ga
         asked = zoo.paths().count("/act")
     assert [(f["path"], f["kind"]) for f in replay["faults"]] == [("/start", "http_status"), ("/end", "http_status")]
     assert asked > 0 and replay["result"]["forfeited"] == []
+
+
+@pytest.mark.parametrize("depth", [900, 985])
+def test_regression_a_deeply_nested_answer_crashed_the_match(depth: int, random_bots) -> None:
+    """An answer nested ~1,000 deep parses on the fresh stack of the thread that reads it, and quoting it in
+    the fault (its excerpt) on the referee's deeper stack raised RecursionError: the match crashed, so the
+    worker played the same deal again, up to 5 times, then gave it up unrated: a bot about to lose could
+    void the match and replay the deal it had just seen."""
+    with bot_zoo.zoo_bot(bot_zoo.on_act(bot_zoo.nested(depth))) as zoo:
+        bots = [BotSpec(zoo.url, name="zoo")] + [BotSpec(s.url, name=f"r{i}") for i, s in enumerate(random_bots[1:3])]
+        replay = play_match("piranha-pedro", bots, seed=17, time_controls=FAST)
+    act_faults = [f for f in replay["faults"] if f["path"] == "/act" and f["seat"] == 0]
+    assert len(act_faults) == 2 and {f["kind"] for f in act_faults} <= {"wrong_shape", "bad_json"}
+    assert replay["result"]["forfeited"] == [0]
+    assert verify_replay(json.loads(json.dumps(replay))).ok

@@ -37,3 +37,36 @@ def test_heuristic_beats_random_clearly(game: str) -> None:
     # average (in Piranha Pedro most seats share first place, so the win rates alone leave little room)
     assert matches - row.wins <= (matches - row.base_wins) / 2, summary
     assert row.ranks / matches <= row.base_ranks / matches - 0.4, summary
+
+
+def _requests(game: str, count: int) -> list[dict]:
+    """The first ``count`` requests of a seeded random match, as the seat to act would get them."""
+    import random
+
+    rules, rng, out = GAMES[game], random.Random(7), []
+    state = rules.initial_state(3, 7)
+    while not rules.is_terminal(state) and len(out) < count:
+        actions = {}
+        for seat in sorted(rules.to_act(state)):
+            legal = rules.legal_actions(state, seat)
+            out.append({"game": game, "view": rules.view(state, seat), "decision": rules.decision(state, seat),
+                        "legal_actions": legal, "match_id": "m", "seat": seat, "turn": len(out)})
+            actions[seat] = rng.choice(legal)
+        state = rules.apply(state, actions)
+    return out
+
+
+def test_a_blundering_heuristic_plays_the_heuristic_or_a_legal_random_move() -> None:
+    """``blunders`` (the demo's graded bots): 0 answers exactly as the heuristic does, 1 answers a legal move
+    without asking the strategy, and a share outside [0, 1] is refused."""
+    from sample_bots.heuristic_bot import make_bot
+
+    requests = _requests("pajarracos", 30)
+    plain, never, always = make_bot(5), make_bot(5, blunders=0.0), make_bot(5, blunders=1.0)
+    assert [never.act(r) for r in requests] == [plain.act(r) for r in requests]
+    assert all(always.act(r) in r["legal_actions"] for r in requests)
+    half = make_bot(5, blunders=0.5)
+    differ = sum(half.act(r) != plain.act(r) for r in requests if len(r["legal_actions"]) > 1)
+    assert differ > 0
+    with pytest.raises(ValueError):
+        make_bot(5, blunders=1.5)

@@ -68,6 +68,32 @@ def test_starter_refuses_forged_and_stale_requests(starter_url: str) -> None:
     assert _act(starter_url, 3, SECRET) == 200
 
 
+def _post(url: str, path: str, body: dict, turn: int) -> int:
+    raw = protocol.encode(body)
+    headers = protocol.headers(body["match_id"], turn, SECRET, raw)
+    return requests.post(url + path, data=raw, headers=headers, timeout=5).status_code
+
+
+def test_starter_regression_a_signed_body_replayed_to_end_reset_the_stale_turn_check(starter_url: str) -> None:
+    """The signature covers the body, not the path: a captured /act or /start body posted to /end was
+    signed right, and /end forgot the match's turns, so earlier turns of the running match were answered
+    again. Each route now takes only its own kind of body, and an ended match's turns are stale."""
+    match = "m-route"
+    acts = {turn: protocol.act_body(match, "piranha-pedro", 0, turn, "choose_card", 1000, 0, {}, ["N1", "E2"], None)
+            for turn in (1, 2)}
+    start = protocol.start_body(match, "piranha-pedro", {}, 0, [{"seat": 0, "name": "a"}, {"seat": 1, "name": "b"}],
+                                protocol.TimeControls())
+    end = protocol.end_body(match, "piranha-pedro", 0, {"ranks": [1, 2], "scores": [1, 0]}, [])
+    assert _post(starter_url, "/start", start, 0) == 200
+    for turn, body in acts.items():
+        assert _post(starter_url, "/act", body, turn) == 200
+    for path, body in (("/end", acts[2]), ("/end", start), ("/start", acts[1]), ("/act", start)):
+        assert _post(starter_url, path, body, 2) == 400, path
+    assert _post(starter_url, "/act", acts[1], 1) == 409  # still stale: nothing was forgotten
+    assert _post(starter_url, "/end", end, 0) == 200
+    assert _post(starter_url, "/act", acts[2], 2) == 409  # the match is over: no turn of it is answered
+
+
 def test_starter_declares_every_game(starter_url: str) -> None:
     info = requests.get(starter_url + "/", timeout=5).json()
     assert info["apiversion"] == "1" and set(info["games"]) == set(GAMES)

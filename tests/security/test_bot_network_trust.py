@@ -46,6 +46,22 @@ def test_compose_network_trust_lets_health_checks_reach_arena_services(address, 
     assert spy.attempts == []
 
 
+@pytest.mark.parametrize("address", ["10.89.0.5", "10.89.0.1", "172.18.0.3", "fd00:b07::1", "::ffff:10.89.0.1"])
+def test_regression_a_refused_host_name_told_any_account_its_internal_address(address, spy) -> None:
+    """Submitting ``http://web:8000`` answered "refused to contact 10.89.0.5 port 8000: ... deny list": any
+    account could map the arena's internal names to their addresses (and read the trusted network). The
+    refusal of a name now says why without the address or the network."""
+    settings = _production(allow_bot_networks="10.89.0.0/24, fd00:b07::/64",
+                           deny_bot_addresses="10.89.0.4/30, 10.89.0.127")
+    report = check_bot("http://web:8000", "s", "piranha-pedro", guard=address_guard(settings),
+                       resolver=lambda host, port: [address])
+    problem = report.problems[0]
+    assert not report.ok and "refused to contact web port 8000" in problem, problem
+    for secret in (address, "10.89.0", "fd00:b07", "172.18", "/24", "/64"):
+        assert secret not in problem, problem
+    assert spy.attempts == []
+
+
 def test_the_deny_list_wins_over_loopback_and_allowed_networks(spy, random_bots) -> None:
     port = int(random_bots[0].url.rsplit(":", 1)[1])
     guard = AddressPolicy(allow_loopback=True, denied=parse_networks("127.0.0.0/8"))

@@ -69,7 +69,7 @@ def test_get_identity_needs_no_signature(bot, http) -> None:
 @pytest.mark.parametrize("path", ["/act", "/start", "/end"])
 def test_missing_wrong_or_foreign_signatures_get_401(bot, http, path) -> None:
     match = new_match()
-    body = act_body(match, 1) if path == "/act" else protocol.encode({"match_id": match, "seat": 0})
+    body = act_body(match, 1) if path == "/act" else (start_body if path == "/start" else end_body)(match)
     good = signed(match, 1, body)
     forged: dict[str, dict[str, Any]] = {
         "missing": {k: v for k, v in good.items() if k != protocol.SIGNATURE_HEADER},
@@ -155,3 +155,33 @@ def test_forged_calls_cannot_push_the_turn_counter_forward(bot, http) -> None:
         assert post(http, bot, "/act", body, headers_for(body)).status_code == 401
     body = act_body(match, 1)
     assert post(http, bot, "/act", body, signed(match, 1, body)).status_code == 200
+
+
+def start_body(match_id: str, seat: int = 0) -> bytes:
+    return protocol.encode(protocol.start_body(match_id, "piranha-pedro", {}, seat, [{"seat": 0, "name": "a"},
+                                               {"seat": 1, "name": "b"}], protocol.TimeControls()))
+
+
+def end_body(match_id: str, seat: int = 0) -> bytes:
+    return protocol.encode(protocol.end_body(match_id, "piranha-pedro", seat, {"ranks": [1, 2], "scores": [1, 0]}, []))
+
+
+def test_sdk_regression_a_signed_body_replayed_to_another_route_reset_the_stale_turn_check(bot, http) -> None:
+    """The signature covers the body, not the path: a captured ``/act`` (or ``/start``) body posted to
+    ``/end`` passed the signature check, and ``/end`` forgot the match's turns, so every earlier turn of
+    the running match could then be replayed and was answered. Each route now takes only its own kind
+    of body (400), and a match that ended has no more turns (409)."""
+    match = new_match()
+    turns = {turn: act_body(match, turn) for turn in (1, 2)}
+    for turn, body in turns.items():
+        assert post(http, bot, "/act", body, signed(match, turn, body)).status_code == 200
+    opening = start_body(match)
+    for path, body, turn in (("/end", turns[2], 2), ("/end", opening, 1), ("/start", turns[2], 2),
+                             ("/act", opening, 1), ("/start", end_body(match), 1)):
+        response = post(http, bot, path, body, signed(match, turn, body))
+        assert response.status_code == 400 and "route" in response.json()["error"], (path, body[:60])
+    assert post(http, bot, "/act", turns[1], signed(match, 1, turns[1])).status_code == 409  # still stale
+    closing = end_body(match)
+    assert post(http, bot, "/end", closing, signed(match, 0, closing)).status_code == 200
+    for turn, body in turns.items():  # the match is over: its turns are not answered again
+        assert post(http, bot, "/act", body, signed(match, turn, body)).status_code == 409, turn

@@ -196,3 +196,36 @@ def test_regression_connection_faults_showed_the_bots_host_and_port(context, pla
             for secret in secrets_:
                 assert secret not in text, f"a bot secret is stored in {table}.{column}"
     assert checked > 100
+
+
+def _wrong_turn_replay(guesses: str) -> dict[str, Any]:
+    """A replay whose seat 0 answered ``{"action": ..., "turn": guesses}``: a WRONG_TURN fault whose
+    public message quotes what the bot wrote (as ``runner._step`` records it)."""
+    from referee.bot_client import Reply
+    from referee.games import GAMES
+    from referee.runner import vet_action
+
+    game = GAMES[GAME]
+    state = game.initial_state(3, 1, {})
+    _action, fault = vet_action(game, state, 0, 3, Reply({"action": None, "turn": guesses}, 5.0, None, 200))
+    assert fault is not None and fault.kind == "wrong_turn"
+    return {"faults": [{"seat": 0, "turn": 3, "path": "/act", **fault.to_json()}],
+            "steps": [{"turn": 3, "decisions": [{"seat": 0, "fault": fault.to_json()}, {"seat": 1, "fault": None}]}]}
+
+
+def test_regression_redaction_confirmed_a_bots_guess_of_another_bots_host_and_path() -> None:
+    """Every fault was blanked with the URLs of every seat, so a bot that wrote guesses into its own fault
+    (a wrong "turn" is quoted in the public message) read in the replay which guess had become "<bot>":
+    another bot's host name and path, its owner's alone, confirmed by the arena. A fault names the bot
+    that made it: it is blanked with that seat's URL only, and a right guess reads like a wrong one."""
+    from arena.services.redaction import redact_replay
+
+    attacker = "http://attacker.example:8001"
+    guesses = "try alpha-bots.example.com victim-bot.example.net /v1/act bravo.example.org"
+    shown = []
+    for victim in ("https://victim-bot.example.net:8443/v1", "https://someone-else.example.org:9443/x"):
+        replay = _wrong_turn_replay(guesses)
+        redact_replay(replay, [attacker, victim, "http://third.example:8003"])
+        shown.append((replay["faults"][0]["message"], replay["steps"][0]["decisions"][0]["fault"]["message"]))
+    assert shown[0] == shown[1], "the redacted message tells which guess was another seat's address"
+    assert "victim-bot.example.net" in shown[0][0] and "<bot>" not in shown[0][0]

@@ -10,6 +10,7 @@ from datetime import timedelta
 
 from sqlalchemy import func, select, update
 
+from arena.services.accounts import authenticate
 from arena.storage.models import Account, WebSession, utcnow
 from arena.web import create_app
 from tests.pages.builders import account, csrf_token, log_in
@@ -93,3 +94,35 @@ def test_each_sign_in_gets_its_own_key(app, context) -> None:
     home = first.get("/").get_data(as_text=True)
     first.post("/logout", data={"csrf_token": csrf_token(home)})
     assert not _signed_in_as(first, "gil") and _signed_in_as(second, "gil")  # one sign-out ends one browser
+
+
+def _sign_up(client, name: str):  # type: ignore[no-untyped-def]
+    """The sign-up form posted; answers its 303 (the cookie it sets is the one a copy would be taken of)."""
+    page = client.get("/signup").get_data(as_text=True)
+    response = client.post("/signup", data={"name": name, "csrf_token": csrf_token(page)})
+    assert response.status_code == 303, response.get_data(as_text=True)[:2000]
+    return response
+
+
+def _shown_token(client) -> str | None:  # type: ignore[no-untyped-def]
+    page = client.get("/signup/done").get_data(as_text=True)
+    return page.split('<code id="token">')[1].split("</code>")[0] if '<code id="token">' in page else None
+
+
+def test_sign_up_regression_the_new_accounts_token_rode_in_the_session_cookie(app, client, context) -> None:
+    """Sign-up kept the account's API token for the next page in Flask's cookie, which is signed, not
+    encrypted: anyone holding the cookie after the 303 read a credential that never expires, and a
+    copy of it showed the token again on ``/signup/done`` after its owner had seen it."""
+    _sign_up(client, "hal")
+    cookie = client.get_cookie("session")
+    assert cookie is not None
+    payload = app.session_interface.get_signing_serializer(app).loads(cookie.value)
+    copy = app.test_client()
+    copy.set_cookie("session", cookie.value, domain="localhost")
+    token = _shown_token(client)
+    assert token is not None and token.startswith("arena_")
+    with context.db.session() as session:
+        assert authenticate(session, token).name == "hal"
+    assert token not in str(payload) and token[6:] not in str(payload), payload  # not in clear in the cookie
+    assert _shown_token(copy) is None  # the copy taken before the token page shows nothing any more
+    assert not _signed_in_as(copy, "hal") and _signed_in_as(client, "hal")  # and is no sign-in either

@@ -119,13 +119,15 @@ LADDER_STATE = {
                    "settled_at": {"type": ["string", "null"]}, "last_scheduled_at": {"type": ["string", "null"]},
                    "matches_per_hour": {"type": "integer", "description": "ladder matches finished in the last hour"},
                    "rated": {"type": "integer"}, "provisional": {"type": "integer"},
+                   "bots": {"type": "integer", "description": "active bots of the game, not paused"},
+                   "waiting": {"type": "boolean", "description": "fewer bots than a table needs: no match to play"},
                    "refitted_at": {"type": ["string", "null"]}},
 }
 LADDER = {
     "type": "object", "required": [*LADDER_STATE["required"], "settings"],
     "properties": {**LADDER_STATE["properties"],
                    "settings": {"type": "object", "description": "in effect: the arena's defaults with overrides"},
-                   "overrides": {"type": "object"}, "bots": {"type": "integer"},
+                   "overrides": {"type": "object"},
                    "matches": {"type": "object", "description": "the ladder's matches by status"}},
 }
 LADDER_PAUSE = {"type": "object", "additionalProperties": False,

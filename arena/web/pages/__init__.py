@@ -10,6 +10,8 @@ from __future__ import annotations
 from flask import Blueprint, Flask, current_app
 from flask_wtf.csrf import CSRFProtect
 
+from referee.games import GAMES
+
 pages = Blueprint("pages", __name__)
 
 
@@ -18,6 +20,18 @@ def register_pages(app: Flask) -> None:
     app.config.setdefault("WTF_CSRF_CHECK_DEFAULT", False)  # checked by the pages blueprint, not app-wide
     CSRFProtect(app)
     app.register_blueprint(pages)
+    app.jinja_env.globals.update(ladder_name=ladder_name, game_title=game_title)
+
+
+def game_title(game: str) -> str:
+    """A game as people read it ("Piranha Pedro"), not its identifier ("piranha-pedro")."""
+    return GAMES[game].spec.title if game in GAMES else game
+
+
+def ladder_name(game: str, players: int) -> str:
+    """A ladder as the ladder pages name it ("Piranha Pedro ladder, 3 players"): its id means nothing to a
+    reader, and a ladder is its game and table size (one per board)."""
+    return f"{game_title(game)} ladder, {players} players"
 
 
 @pages.before_request

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 from flask import make_response, redirect, request, url_for
 from werkzeug.wrappers import Response
 
-from arena.services.accounts import authenticate, create_account
+from arena.services.accounts import authenticate, create_account, issue_token
 from arena.services.errors import ServiceError
 from arena.web.context import context, unit_of_work
 from arena.web.pages import pages
@@ -43,13 +43,13 @@ def signup() -> tuple[str, int] | Response:
     if form.validate_on_submit():
         try:
             with unit_of_work() as session:
-                account, token = create_account(session, form.name.data.strip())
+                account, _unshown = create_account(session, form.name.data.strip())  # see signup_done
                 sign_in(session, account)
                 name = account.name
         except ServiceError as exc:
             error, status = exc.message, exc.status
-        else:  # post/redirect/get: the token waits in the session for the one page that shows it
-            keep_notice("token", "signed up", name=name, token=token)
+        else:  # post/redirect/get: the page after the redirect issues the token and shows it, once
+            keep_notice("token", "signed up", name=name)
             return redirect(url_for("pages.signup_done"), 303)
     if request.method == "GET" and _signed_in_name() is not None:  # nothing to offer: say who is signed in
         return page("signed_in.html", name=_signed_in_name())
@@ -58,11 +58,20 @@ def signup() -> tuple[str, int] | Response:
 
 @pages.get("/signup/done")
 def signup_done() -> Response:
-    """The new account's token, once: a refresh finds it gone."""
+    """The new account's token, once: a refresh finds it gone. Flask's cookie is signed, not encrypted, so
+    the token never waits in it: this page issues it (the one made with the account was never shown) to
+    the sign-in that signed up, and then replaces that sign-in by a new one, so a copy of the cookie taken
+    before (which still says a token is to be shown) is signed out and can never have one shown."""
     notice = take_notice()
     if notice is None or notice.get("kind") != "token":
         return redirect(url_for("pages.my_bots"))
-    response = make_response(page("token.html", name=notice["name"], token=notice["token"]))
+    with unit_of_work() as db_session:
+        account = viewer(db_session)
+        if account is None or account.name != notice.get("name"):
+            return redirect(url_for("pages.my_bots"))
+        token = issue_token(db_session, account)
+        sign_in(db_session, account)  # a new key: every copy of the cookie taken before is dead
+    response = make_response(page("token.html", name=notice["name"], token=token))
     response.headers["Cache-Control"] = "no-store"
     return response
 

@@ -7,8 +7,9 @@ from flask import request
 
 from arena.services import find_lists, find_matches
 from arena.services.errors import require_id
+from arena.services.ladders import list_ladders
 from arena.web.context import unit_of_work
-from arena.web.pages import pages
+from arena.web.pages import ladder_name, pages
 from arena.web.pages.common import page, viewer
 from referee.games import GAMES
 
@@ -23,8 +24,9 @@ def matches_index() -> tuple[str, int]:
     with unit_of_work(readonly=True) as session:
         viewer(session)
         data = find_matches.match_index(session, found)
+        ladders = [(ladder.id, ladder_name(ladder.game, ladder.players)) for ladder in list_ladders(session)]
     return page("find_matches.html", f=found, games=game_titles(), results=list(find_matches.RESULTS.items()),
-                statuses=[(s, s) for s in find_matches.STATUSES], **data)
+                statuses=[(s, s) for s in find_matches.STATUSES], ladders=ladders, **data)
 
 
 @pages.get("/bots")

@@ -10,6 +10,7 @@ from arena.services import ladder_pages
 from arena.services import ladders as service
 from arena.services.errors import ServiceError
 from arena.web.context import context, unit_of_work
+from arena.web.live import live_seq
 from arena.web.pages import pages
 from arena.web.pages.common import page, viewer
 from arena.web.pages.errors import error_page
@@ -30,6 +31,7 @@ def ladders_page() -> tuple[str, int]:
 def _ladder_page(ladder_id: int, status: int = 200, error: str | None = None,
                  tune: LadderTuneForm | None = None) -> tuple[str, int]:
     settings = context().settings
+    live_seq(f"ladder-{ladder_id}")  # before the database: an event after it is newer than the page
     with unit_of_work(readonly=True) as session:
         account = viewer(session)
         data = ladder_pages.ladder_page_data(session, ladder_id, settings)

@@ -7,6 +7,7 @@ from flask import request
 from arena.services.errors import Invalid
 from arena.services.leaderboards import leaderboard
 from arena.web.context import unit_of_work
+from arena.web.live import live_seq
 from arena.web.pages import pages
 from arena.web.pages.charts import interval_bar, interval_scale
 from arena.web.pages.common import page, viewer
@@ -25,6 +26,8 @@ def players_arg() -> int | None:
 @pages.get("/leaderboards/<game>")
 def leaderboard_page(game: str) -> tuple[str, int]:
     players = players_arg()
+    if players is not None:  # before the database (else the board's default player count is known after it)
+        live_seq(f"leaderboard-{game}-{players}")
     with unit_of_work() as session:
         viewer(session)
         board = leaderboard(session, game, players)

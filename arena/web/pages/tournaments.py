@@ -13,6 +13,7 @@ from arena.services import tournaments as service
 from arena.services.errors import ServiceError, require_id
 from arena.services.tournaments import TournamentStatus
 from arena.web.context import context, unit_of_work
+from arena.web.live import live_seq
 from arena.web.pages import pages
 from arena.web.pages.common import page, viewer
 from arena.web.pages.errors import error_page
@@ -28,6 +29,7 @@ CROSS_TABLE_MAX = 24  # bots; a bigger table would not be readable on a page
 def tournament_page(tournament_id: int) -> tuple[str, int]:
     require_id(tournament_id, "tournament")
     page_number = min(max(1, request.args.get("page", 1, type=int) or 1), 100_000)
+    live_seq(f"tournament-{tournament_id}")  # before the database: an event after it is newer than the page
     with unit_of_work() as session:
         viewer(session)
         tournament = service.get_tournament(session, tournament_id)

@@ -8,6 +8,9 @@
   if (!el) return;
   var kind = el.dataset.liveKind, POLL_MS = 2000;
   var seenSeq = null, refreshTimer = null, refreshing = false, source = null, pollTimer = null, failures = 0;
+  // A page that follows a topic knows the topic's event counter from before it read the database: any
+  // later event, the kept one the stream replays on connecting included, is news to it.
+  if (kind === "page" && /^\d+$/.test(el.dataset.liveSeq || "")) seenSeq = parseInt(el.dataset.liveSeq, 10);
 
   /* ---- tournament and leaderboard pages: fetch the page again, swap what changed ------------------ */
 
@@ -122,7 +125,7 @@
   /* ---- transport: server-sent events, else polling ------------------------------------------------- */
 
   function handle(type, d, kept) {
-    if (kept && (kind === "page") && seenSeq === null) {  // the page was rendered after it: only later ones count
+    if (kept && (kind === "page") && seenSeq === null) {  // no counter from the page: take it as seen, count later ones
       seenSeq = d.seq;
       return;
     }

@@ -196,7 +196,8 @@
         esc(nameOf(names, seat)) + "'s orchard\"><h4>" + esc(nameOf(names, seat)) +
         (active ? ' <span class="tag">to act</span>' : "") + '</h4><p class="muted small">score ' + view.scores[seat] +
         " · hand " + view.hand_sizes[seat] + "</p>" +
-        (trees.length ? '<div class="trees">' + trees.map(tree).join("") + "</div>" : '<p class="muted small">no trees yet</p>') +
+        (trees.length ? '<div class="trees">' + trees.map(tree).join("") + "</div>" :
+          '<p class="muted small">' + (view.phase === "over" ? "no trees" : "no trees yet") + "</p>") +
         "</section>");
     });
     out.push("</div>");

@@ -101,8 +101,9 @@ class Pajarracos(Game):
         move = actions.parse(state, seat, actions_by_seat[seat])
         return turns.apply_move(state.clone(), seat, move)
 
-    def canonical_action(self, state: PajarracosState, seat: int, action: Any) -> Any:
-        """The listed action equal to ``action`` once its card lists are put in canonical order."""
+    def canonical_action(self, state: PajarracosState, seat: int, action: Any, legal: list | None = None) -> Any:
+        """The listed action equal to ``action`` once its card lists are put in canonical order (parsed
+        against the state, so a list of ``legal`` actions is not needed)."""
         self._check_acting(state, seat)
         return actions.to_json(actions.parse(state, seat, action))
 

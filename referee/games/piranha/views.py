@@ -56,8 +56,11 @@ def public_view(game: PiranhaPedro, state: PiranhaState) -> dict[str, Any]:
     return view
 
 
-def seat_view(game: PiranhaPedro, state: PiranhaState, seat: int) -> dict[str, Any]:
-    view = public_view(game, state)
+def seat_view(game: PiranhaPedro, state: PiranhaState, seat: int,
+              public: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``public``: ``public_view(game, state)`` when the caller built it already for another seat; the
+    view then shares its values (a shallow copy)."""
+    view = public_view(game, state) if public is None else dict(public)
     view["seat"] = seat
     view["hand"] = sorted_cards(state.hands[seat])
     view["my_unrevealed"] = list(state.pending[seat])

@@ -46,7 +46,33 @@ func chooseAction(req *Request) json.RawMessage {
 type bot struct {
 	secret   string
 	mu       sync.Mutex
-	lastTurn map[string]int // last /act turn per match and seat: older or repeated turns are stale
+	lastTurn map[string]int  // last /act turn per match and seat: older or repeated turns are stale
+	ended    map[string]bool // matches that ended: none of their turns is answered again
+	order    []string        // ended matches, oldest first (the newest 4096 are kept)
+}
+
+// routeKeys: what only each route's body carries. The signature covers the body, not the path: a
+// captured /act or /start body posted to /end would otherwise make the bot forget a running match's turns.
+var routeKeys = map[string]string{"/start": "time_controls", "/act": "legal_actions", "/end": "result"}
+
+func (b *bot) bodyFitsRoute(route string, body []byte) bool {
+	want, known := routeKeys[route]
+	if b.secret == "" || !known {
+		return true
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil {
+		return false
+	}
+	if _, ok := fields[want]; !ok {
+		return false
+	}
+	for path, key := range routeKeys {
+		if _, ok := fields[key]; ok && path != route {
+			return false
+		}
+	}
+	return true
 }
 
 func (b *bot) validSignature(body []byte, header string) bool {
@@ -66,6 +92,9 @@ func (b *bot) freshTurn(req *Request, header string) bool {
 	key := req.MatchID + "/" + strconv.Itoa(req.Seat)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.secret != "" && b.ended[req.MatchID] {
+		return false
+	}
 	if last, seen := b.lastTurn[key]; seen && req.Turn <= last {
 		return false
 	}
@@ -79,6 +108,14 @@ func (b *bot) forget(matchID string) {
 	for key := range b.lastTurn {
 		if strings.HasPrefix(key, matchID+"/") {
 			delete(b.lastTurn, key)
+		}
+	}
+	if !b.ended[matchID] {
+		b.ended[matchID] = true
+		b.order = append(b.order, matchID)
+		if len(b.order) > 4096 {
+			delete(b.ended, b.order[0])
+			b.order = b.order[1:]
 		}
 	}
 }
@@ -116,6 +153,10 @@ func (b *bot) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reply(w, 400, map[string]string{"error": "body is not JSON"})
 		return
 	}
+	if !b.bodyFitsRoute(r.URL.Path, body) {
+		reply(w, 400, map[string]string{"error": "the body is for another route"})
+		return
+	}
 	switch r.URL.Path {
 	case "/act":
 		if !b.freshTurn(&req, r.Header.Get("X-Arena-Turn")) {
@@ -145,7 +186,7 @@ func main() {
 	rand.Seed(time.Now().UnixNano())
 	addr := *host + ":" + *portFlag
 	// Go sets TCP_NODELAY on every connection and keeps connections alive by default.
-	server := &http.Server{Addr: addr, Handler: &bot{secret: *secret, lastTurn: map[string]int{}},
+	server := &http.Server{Addr: addr, Handler: &bot{secret: *secret, lastTurn: map[string]int{}, ended: map[string]bool{}},
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
 	fmt.Printf("starter-go bot listening on http://%s (signatures %v)\n", addr, *secret != "")
 	log.Fatal(server.ListenAndServe())

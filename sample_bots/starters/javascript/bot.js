@@ -30,6 +30,17 @@ function chooseAction(request) {
 
 // The last /act turn seen per match and seat: an older or repeated turn is stale (replayed).
 const lastTurn = new Map();
+// Matches that ended (the newest 4096): none of their turns is answered again.
+const ended = new Set();
+// What only each route's body carries. The signature covers the body, not the path: a captured /act or
+// /start body posted to /end would otherwise make the bot forget a running match's turns.
+const ROUTE_KEYS = { "/start": "time_controls", "/act": "legal_actions", "/end": "result" };
+
+function bodyFitsRoute(route, request) {
+  if (!secret || !(route in ROUTE_KEYS)) return true;
+  if (request === null || typeof request !== "object" || !(ROUTE_KEYS[route] in request)) return false;
+  return Object.entries(ROUTE_KEYS).every(([path, key]) => path === route || !(key in request));
+}
 
 function validSignature(body, header) {
   if (!secret) return true;
@@ -55,9 +66,11 @@ function handle(req, res, body) {
   } catch (e) {
     return reply(res, 400, { error: "body is not JSON" });
   }
+  if (!bodyFitsRoute(req.url, request)) return reply(res, 400, { error: "the body is for another route" });
   if (req.url === "/act") {
     const key = request.match_id + "/" + request.seat;
-    if (String(request.turn) !== req.headers["x-arena-turn"] || request.turn <= (lastTurn.get(key) || 0)) {
+    if (String(request.turn) !== req.headers["x-arena-turn"] || request.turn <= (lastTurn.get(key) || 0) ||
+        (secret && ended.has(request.match_id))) {
       return reply(res, 409, { error: "stale or replayed turn" });
     }
     lastTurn.set(key, request.turn);
@@ -65,6 +78,8 @@ function handle(req, res, body) {
   }
   if (req.url === "/end") {
     for (const key of lastTurn.keys()) if (key.startsWith(request.match_id + "/")) lastTurn.delete(key);
+    ended.add(request.match_id);
+    if (ended.size > 4096) ended.delete(ended.values().next().value);
     return reply(res, 200, { ok: true });
   }
   if (req.url === "/start") return reply(res, 200, { ok: true });

@@ -1,0 +1,191 @@
+"""The worker's own work per match, without RQ: ``run_match_job`` called in a loop on queued matches.
+
+    python -m bench.worker_loop [--cycles 10] [--stored 0] [--postgres URL] [--profile out.txt]
+                                [--game piranha-pedro --seats 2]
+
+Four instant bots (``tests.bot_zoo.polite``) in a process of their own, so that this process does only
+what a worker does per match: claim, play, record (publication, live Elo, outcome store, standings,
+counters), the live feed, the refit request. Prints per match: SQL statements, this thread's CPU time
+and wall time, each in all and outside ``play_match`` (the referee's part). The statement count does
+not depend on the machine's load; CPU time does (a loaded core is slower), so compare runs made together.
+For instruction counts: ``valgrind --tool=callgrind --instr-atstart=no python -m bench.worker_loop
+--callgrind`` (instrumentation is switched on for the loop alone; Ir / matches is the figure). Per phase
+of the match (claim, store, each recorder, commits, ...): ``valgrind --tool=callgrind --instr-atstart=no
+--callgrind-out-file=DIR/cg python -m bench.worker_loop --callgrind --phases DIR``
+(``bench.callgrind_phases``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import dataclasses
+import os
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+from sqlalchemy import event, select
+
+import arena.services.matches as matches_service
+from arena.runtime import jobs
+from arena.runtime.live_bus import LiveBus
+from arena.services import live_feed
+from arena.storage.models import Match
+from bench import callgrind_phases
+from bench.throughput import arena, store_old_matches
+from tests.arena import service_harness as h
+
+GAME = "piranha-pedro"
+BOTS = 4
+WARM_UP = 5
+SERVE = """
+import sys, threading, time
+from tests import bot_zoo
+servers = [bot_zoo.ZooServer(bot_zoo.polite) for _ in range(int(sys.argv[1]))]
+for s in servers:
+    s.requests = type("Forget", (list,), {"append": lambda self, item: None})()  # no growth over many matches
+    threading.Thread(target=s.serve_forever, daemon=True).start()
+print(" ".join(s.url for s in servers), flush=True)
+sys.stdin.read()
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cycles", type=int, default=10, help="round-robin cycles (12 matches each)")
+    parser.add_argument("--stored", type=int, default=0, help="finished matches stored on the board first")
+    parser.add_argument("--postgres", default=None, help="a PostgreSQL URL (default: a SQLite file)")
+    parser.add_argument("--game", default=GAME)
+    parser.add_argument("--seats", type=int, default=2)
+    parser.add_argument("--profile", default=None, help="write a pyinstrument profile of the loop here")
+    parser.add_argument("--play-only", action="store_true",
+                        help="only the referee's part: play_match on the same matches, nothing stored")
+    parser.add_argument("--callgrind", action="store_true", help="switch callgrind's instrumentation on for the loop")
+    parser.add_argument("--phases", default=None,
+                        help="with --callgrind: the directory of --callgrind-out-file; report instructions per phase")
+    args = parser.parse_args(argv)
+    bots_proc = subprocess.Popen([sys.executable, "-c", SERVE, str(BOTS)], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True)
+    try:
+        urls = bots_proc.stdout.readline().split()  # type: ignore[union-attr]
+        servers = [types.SimpleNamespace(url=url, bot=types.SimpleNamespace(secret=None)) for url in urls]
+        with arena(args.postgres) as (context, _workdir):
+            run(args, context, servers)
+    finally:
+        bots_proc.kill()
+        bots_proc.wait()
+    return 0
+
+
+def run(args: argparse.Namespace, context, servers: list) -> None:  # type: ignore[no-untyped-def]
+    bots = h.register_bots(context, servers, args.game)
+    store_old_matches(context, args.stored, bots)
+    tournament = h.start_tournament(context, {"game": args.game, "bots": bots, "seats": args.seats,
+                                              "cycles": args.cycles,
+                                              "seed": 1})
+    with context.db.session() as session:
+        ids = list(session.scalars(select(Match.id).where(Match.tournament_id == tournament).order_by(Match.id)))
+    context.queue.redis.flushdb()  # the worker here is this loop: no RQ job runs
+    context = dataclasses.replace(context, live=LiveBus(context.queue.redis, context.settings.queue_name,
+                                                        context.settings.live_streams))
+    if args.callgrind:  # what depends on the clock stays as at full speed (a match takes seconds under valgrind):
+        # no lease renewal, no second look at a hidden board; else instructions would follow the slowdown
+        context = dataclasses.replace(context, settings=dataclasses.replace(context.settings, match_lease_s=3600))
+        live_feed.RECHECK_S = float("inf")
+    jobs.set_worker_context(context)
+    play = [0.0, 0.0]
+    played = matches_service.play_match
+
+    def timed_play(*a, **k):  # type: ignore[no-untyped-def]
+        cpu, wall = time.thread_time(), time.perf_counter()
+        try:
+            return played(*a, **k)
+        finally:
+            play[0] += time.thread_time() - cpu
+            play[1] += time.perf_counter() - wall
+
+    matches_service.play_match = timed_play
+    for match_id in ids[:WARM_UP]:
+        jobs.run_match_job(match_id)
+    ids = ids[WARM_UP:]
+    statements: collections.Counter[str] = collections.Counter()
+    event.listen(context.db.engine, "before_cursor_execute",
+                 lambda _c, _cur, sql, *_: statements.update([sql.split(None, 1)[0].upper()]))
+    phases = _phases(context) if args.phases else None
+    if phases is not None:
+        event.listen(context.db.engine, "before_cursor_execute", lambda *_: phases.statement())
+    profiler = None
+    if args.profile:
+        import pyinstrument
+        profiler = pyinstrument.Profiler(interval=0.0005)
+        profiler.start()
+    play[0] = play[1] = 0.0
+    if args.callgrind:
+        subprocess.run(["callgrind_control", "--instr=on", str(os.getpid())], check=True, capture_output=True)
+    cpu, wall, process = time.thread_time(), time.perf_counter(), time.process_time()
+    for match_id in ids:
+        if args.play_only:
+            _play_alone(context, match_id)
+        else:
+            assert jobs.run_match_job(match_id) == "recorded", match_id
+    cpu, wall, process = time.thread_time() - cpu, time.perf_counter() - wall, time.process_time() - process
+    if phases is not None:
+        phases.mark()
+    if args.callgrind:
+        subprocess.run(["callgrind_control", "--instr=off", str(os.getpid())], check=True, capture_output=True)
+    if profiler is not None:
+        profiler.stop()
+        with open(args.profile, "w") as out:
+            out.write(profiler.output_text(unicode=False, color=False))
+    n = len(ids)
+    kinds = ", ".join(f"{kind} {count / n:.1f}" for kind, count in statements.most_common())
+    where = "PostgreSQL" if args.postgres else "SQLite"
+    print(f"{where}, {args.stored} stored, {n} matches: {sum(statements.values()) / n:.1f} statements/match ({kinds})")
+    print(f"  per match: CPU {cpu / n * 1000:.2f} ms ({(cpu - play[0]) / n * 1000:.2f} outside play_match), "
+          f"wall {wall / n * 1000:.2f} ms ({(wall - play[1]) / n * 1000:.2f} outside play_match); the process's "
+          f"other threads (lease keepers, the live publisher) {(process - cpu) / n * 1000:.2f} ms CPU", flush=True)
+    if phases is not None:
+        print(callgrind_phases.report(callgrind_phases.read_dumps(Path(args.phases)), phases.statements, n))
+
+
+def _phases(context) -> callgrind_phases.Phases:  # type: ignore[no-untyped-def]
+    """Wrap the worker's steps in named phases (``bench.callgrind_phases``)."""
+    from sqlalchemy.orm import Session
+
+    from arena.services import publication, recorders
+    phases = callgrind_phases.Phases()
+    ms = matches_service
+    for owner, name, label in [
+        (jobs, "run_match_job", "job, run_match (rest)"), (ms, "claim", "claim: UPDATE"),
+        (ms, "_tournament_cancelled", "claim: tournament status"), (ms, "_seat_specs", "claim: seats"),
+        (live_feed, "read_deal", "read_deal"), (live_feed, "announce_deal", "announce_deal"),
+        (live_feed, "match_feed", "live feed: set up"), (live_feed.MatchFeed, "__call__", "live feed: steps"),
+        (ms, "play_match", "play_match"), (ms._LeaseKeeper, "__enter__", "lease keeper"),
+        (ms._LeaseKeeper, "__exit__", "lease keeper"), (ms, "store", "store (rest)"),
+        (ms, "redact_replay", "store: redact"), (ms, "compress", "store: compress"),
+        (ms, "close_deal", "close_deal (rest)"), (ms, "settle_deal", "close_deal (rest)"),
+        (publication, "lock_board", "close_deal: lock_board"),
+        (publication, "publish", "publish (rest)"), (recorders.Published, "load", "publish: Published.load"),
+        (ms.tournaments, "finish_tournament_if_done", "finish_tournament_if_done"),
+        (Session, "commit", "commit"), (Session, "close", "session close"),
+        (context.queue, "request_refit", "refit request"),
+    ]:
+        if hasattr(owner, name):  # (names of other versions of the worker are skipped)
+            phases.patch(owner, name, label)
+    recorders.RATED = tuple((name, phases.wrap(f"publish: {name}", fn)) for name, fn in recorders.RATED)
+    return phases
+
+
+def _play_alone(context, match_id: int) -> None:  # type: ignore[no-untyped-def]
+    with context.db.session(readonly=True) as session:
+        match = session.get(Match, match_id)
+        bots = matches_service._seat_specs(session, match_id)
+    matches_service.play_match(match.game, bots, match.seed, dict(match.params),
+                               context.settings.time_controls(match.time_limit_ms), match_id=f"m{match_id}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
