@@ -92,6 +92,7 @@ class ConnectionTracker:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._active: socket.socket | None = None
+        self._shut = False
         self.connections = 0  # TCP connections opened: more than one per seat means no keep-alive
 
     def connected(self) -> None:
@@ -99,17 +100,33 @@ class ConnectionTracker:
             self.connections += 1
 
     def started(self, sock: socket.socket) -> None:
+        """``sock`` carries the call about to be written; cut at once if the tracker is shut."""
         with self._lock:
             self._active = sock
+            shut = self._shut
+        if shut:
+            _cut(sock)
 
     def abort(self) -> None:
         """Shut down the active socket: a blocked read returns at once and the connection is dropped."""
         with self._lock:
             sock = self._active
         if sock is not None:
-            discard_on_close(sock)
-            with contextlib.suppress(OSError):  # already closed: nothing left to cut
-                sock.shutdown(socket.SHUT_RDWR)
+            _cut(sock)
+
+    def shut(self) -> None:
+        """``abort``, and every call from now on too, before it writes a byte (``referee.fence``)."""
+        with self._lock:
+            self._shut = True
+            sock = self._active
+        if sock is not None:
+            _cut(sock)
+
+
+def _cut(sock: socket.socket) -> None:
+    discard_on_close(sock)
+    with contextlib.suppress(OSError):  # already closed: nothing left to cut
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 def discard_on_close(sock: socket.socket) -> None:

@@ -22,6 +22,7 @@ from referee.bot_transport import AddressGuard, Resolver, resolve
 from referee.call_pool import shared_pool
 from referee.errors import RulesError, UnsafeURL
 from referee.faults import Fault, FaultKind, excerpt
+from referee.fence import Fence
 from referee.games import get_game
 from referee.games.base import Game
 from referee.live_view import LiveHook, public_step
@@ -75,12 +76,15 @@ def play_match(
     resolver: Resolver = resolve,
     on_step: StepHook | None = None,
     on_public_step: LiveHook | None = None,
+    fence: Fence | None = None,
 ) -> dict[str, Any]:
     """Play a whole match and return its replay document. Raises only for a bad setup (unknown
     game, wrong player count, bad params), never because of anything a bot does.
 
     ``on_step`` gets every step's decisions (private: views and actions); ``on_public_step`` gets what a
-    spectator may see (``referee.live_view``), before the first step and after each one is applied."""
+    spectator may see (``referee.live_view``), before the first step and after each one is applied.
+    ``fence``: cuts every call once the caller's claim on the match may be over (``referee.fence``); the
+    match then raises ``FenceCrossed`` instead of returning a replay."""
     game = get_game(game_name)
     tc = time_controls or TimeControls()
     params = dict(params or {})
@@ -88,16 +92,19 @@ def play_match(
     match_id = match_id or uuid.uuid4().hex
     salt = commitments.new_salt()
     seats = [_open_seat(i, spec, tc, guard, resolver) for i, spec in enumerate(bots)]
+    hold = _guard(fence, seats)
     started_at = _now()
     steps: list[dict[str, Any]] = []
     asker = Asker(shared_pool(), shared_watchdog())
     try:
         _start(game, seats, asker, match_id, params, tc)
+        hold()
         turn = 0
         _tell(on_public_step, game, state, turn, seats)
         while not game.is_terminal(state):
             turn += 1
             decisions, actions = _step(game, state, seats, asker, match_id, seed, turn, tc, salt)
+            hold()
             steps.append({"turn": turn, "decisions": decisions})
             if on_step is not None:
                 on_step(turn, decisions)
@@ -105,6 +112,7 @@ def play_match(
             _tell(on_public_step, game, state, turn, seats)
         result = final_result(game.result(state), [s.seat for s in seats if s.forfeited])
         _end(game, seats, asker, match_id, result, tc, turn)
+        hold()
     finally:
         for seat in seats:
             if seat.client is not None:
@@ -127,6 +135,17 @@ def play_match(
         "final_view": game.public_view(state),
         "salt": salt,
     }
+
+
+def _guard(fence: Fence | None, seats: list[Seat]) -> Callable[[], None]:
+    """Put every seat's connection behind ``fence``; returns the check that raises once it is crossed
+    (a batch of calls it cut holds faults that are the arena's, not the bots')."""
+    if fence is None:
+        return lambda: None
+    for seat in seats:
+        if seat.client is not None:
+            fence.guard(seat.client.tracker)
+    return fence.hold
 
 
 def _tell(hook: LiveHook | None, game: Game, state: Any, turn: int, seats: list[Seat]) -> None:

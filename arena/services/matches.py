@@ -32,6 +32,7 @@ from arena.storage.db import Database, core
 from arena.storage.models import Bot, Match, MatchSeat, MatchStatus, Tournament, TournamentStatus, utcnow
 from arena.storage.replays import compress
 from referee.errors import RulesError
+from referee.fence import Fence, FenceCrossed
 from referee.runner import BotSpec, play_match
 
 log = logging.getLogger("arena.matches")
@@ -85,7 +86,7 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
     Afterwards only this match's leaderboard is refitted: by a queued, coalesced refit job when
     ``request_refit`` is given (the worker passes the queue's), otherwise right here. ``live``: where its
     spectators' events go (``live_feed``: the public board, only while no twin of its deal is open)."""
-    claimed_at = time.monotonic()  # before the claim: the lease it takes ends no earlier than this + lease
+    claimed_at = time.perf_counter()  # before the claim: the lease it takes ends no earlier than this + lease
     with db.session() as session:
         claimed = claim(session, match_id, worker, settings.match_lease_s)
         if claimed is None:
@@ -118,8 +119,8 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
             keeper.check()  # announcing may have waited on a cut link past the lease: no /start then
             replay = play_match(game, bots, seed, params, tc, match_id=referee_match_id,
                                 guard=address_guard(settings), on_step=keeper.on_step,
-                                on_public_step=keeper.before_next_step(feed))
-    except LeaseLost as exc:
+                                on_public_step=keeper.before_next_step(feed), fence=keeper.fence)
+    except (LeaseLost, FenceCrossed) as exc:
         log.warning("match stopped: %s", exc, extra={"match_id": match_id, "game": game, "worker": worker})
         _release(db, match_id, worker, attempt)  # still ours after all (only unconfirmed): free it for a retry
         return "lost"
@@ -153,13 +154,16 @@ class _LeaseKeeper:
     Before each step (``on_step``) the match goes on only while the lease surely holds: the last renewal
     that reached the database, counted from before it was sent, is younger than the lease (less a tenth
     for clocks that differ between hosts). A worker cut off from the database mid-match therefore stops
-    calling the bots before another worker can claim the match, instead of playing on, stale."""
+    calling the bots before another worker can claim the match, instead of playing on, stale. And since a
+    request written in time can still reach a bot late (held while the link is cut), the keeper keeps the
+    referee's ``Fence`` at that same time: every call in flight is cut when it comes unconfirmed."""
 
     def __init__(self, db: Database, match_id: int, worker: str, attempt: int, lease_s: int,
                  claimed_at: float) -> None:
         self.db, self.match_id, self.worker, self.attempt, self.lease_s = db, match_id, worker, attempt, lease_s
         self.margin_s = lease_s / 10
         self.valid_until = claimed_at + lease_s - self.margin_s
+        self.fence = Fence(self.valid_until)
         self.lost = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"lease-{match_id}", daemon=True)
@@ -171,6 +175,7 @@ class _LeaseKeeper:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+        self.fence.close()
 
     def _run(self) -> None:
         while not self.lost and not self._stop.wait(self.lease_s / 3):
@@ -181,7 +186,7 @@ class _LeaseKeeper:
 
     def renew(self) -> bool:
         """Extend the lease while this claim still holds it; False (and ``lost``) once it does not."""
-        sent_at = time.monotonic()
+        sent_at = time.perf_counter()
         with self.db.session() as session:
             done = session.execute(
                 update(Match)
@@ -192,14 +197,16 @@ class _LeaseKeeper:
             )
         if done.rowcount != 1:
             self.lost = True
+            self.fence.abort()
             return False
         self.valid_until = sent_at + self.lease_s - self.margin_s
+        self.fence.move(self.valid_until)
         return True
 
     def check(self) -> None:
         if self.lost:
             raise LeaseLost(f"attempt {self.attempt} was claimed by another worker or finished")
-        late = time.monotonic() - self.valid_until
+        late = time.perf_counter() - self.valid_until
         if late > 0:
             unconfirmed = late + self.lease_s - self.margin_s
             raise LeaseLost(f"attempt {self.attempt} could not renew its lease for {unconfirmed:.1f} s")

@@ -106,7 +106,7 @@ class _UnreachableDatabase:
 
 
 def test_lost_lease_regression_a_worker_cut_off_from_the_database_stops_before_its_lease_can_run_out() -> None:
-    keeper = _LeaseKeeper(_UnreachableDatabase(), 1, "w1", 1, lease_s=1, claimed_at=time.monotonic())  # type: ignore[arg-type]
+    keeper = _LeaseKeeper(_UnreachableDatabase(), 1, "w1", 1, lease_s=1, claimed_at=time.perf_counter())  # type: ignore[arg-type]
     with keeper:
         keeper.on_step(1, [])  # still surely ours
         time.sleep(0.95)  # 0.9 s: the lease less its tenth for clocks
@@ -196,3 +196,43 @@ def test_lost_lease_regression_a_worker_held_up_before_its_first_request_sent_st
             server.server_close()
     assert outcome == ["lost"]
     assert f"m{match_id}a1" not in calls  # the bots never heard of the stale attempt
+
+
+def test_lost_lease_regression_an_end_call_longer_than_the_lease_was_not_cut_when_the_lease_could_end(
+        context, monkeypatch) -> None:
+    """Found by the cluster test (worker partition): a worker cut off from every host finished its match
+    before its lease could run out and sent ``/end`` (5 s budget, 4 s lease). The request sat in the
+    kernel until the link healed and reached the bot after another worker had replayed and recorded the
+    match. Every call in flight is now cut, unsent bytes dropped, once the lease is no longer confirmed;
+    here the renewals fail and a bot takes 3 s over ``/end``."""
+    from dataclasses import replace
+
+    ends: list[str] = []
+
+    def slow_end(request: dict[str, Any]) -> None:
+        if request["match_id"].startswith("m"):  # not the health check's matches
+            ends.append(request["match_id"])
+            time.sleep(3)
+
+    def cut_off(self) -> bool:  # type: ignore[no-untyped-def]
+        raise ConnectionError("the database is on the other side of a partition")
+
+    bots = [start_in_thread(Bot(name=f"b{i}", act=lambda r: r["legal_actions"][0], games=sorted(GAMES),
+                                on_end=slow_end)) for i in range(2)]
+    settings = replace(context.settings, match_lease_s=2)
+    try:
+        match_id = _one_match(context, bots)
+        monkeypatch.setattr(_LeaseKeeper, "renew", cut_off)
+        started = time.perf_counter()
+        outcome = run_match(context.db, settings, match_id, "w1")
+        took = time.perf_counter() - started
+    finally:
+        for server in bots:
+            server.shutdown()
+            server.server_close()
+    assert ends == [f"m{match_id}a1"] * 2  # the match was played to its end within the lease
+    assert outcome == "lost"
+    assert took < 2.5, f"the /end calls ran on {took:.1f} s, past the 1.8 s the lease was sure for"
+    with context.db.session(readonly=True) as session:
+        match = session.get(Match, match_id)
+        assert (match.status, match.attempts) == (MatchStatus.QUEUED, 1)  # not recorded: played again
