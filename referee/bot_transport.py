@@ -12,6 +12,8 @@ connection layer guarantees:
   guard, and the connection goes to the checked address itself, so a DNS answer that changes between
   check and connect (rebinding) cannot reach a refused address. A refusal happens before any
   connection attempt.
+- **A moment without a route is not the bot's fault.** "No route to host" on connecting is tried again
+  until the deadline (``connect_within``): a worker's own link, just healed, gives it for a moment.
 - **Bounded name resolution.** ``getaddrinfo`` cannot be interrupted and happens before there is a
   socket for the watchdog to cut, so a bot whose DNS server is slow would overrun its deadline. The
   resolver runs in a thread of its own; the request stops waiting at the call's deadline or at
@@ -24,6 +26,7 @@ connection layer guarantees:
 from __future__ import annotations
 
 import contextlib
+import errno
 import http.client
 import ipaddress
 import re
@@ -32,6 +35,7 @@ import socket
 import ssl
 import struct
 import threading
+import time
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
@@ -174,9 +178,30 @@ def guarded_socket(host: str, port: int, timeout_s: float, guard: AddressGuard |
                 if literal is not None:
                     raise
                 raise UnsafeURL(_named_refusal(str(exc), host, address)) from None
-    sock = socket.create_connection((addresses[0], port), timeout_s)
+    sock = connect_within(addresses[0], port, timeout_s)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return sock
+
+
+NO_ROUTE = (errno.EHOSTUNREACH, errno.ENETUNREACH)
+NO_ROUTE_RETRY_S = 0.1
+
+
+def connect_within(address: str, port: int, timeout_s: float) -> socket.socket:
+    """``socket.create_connection``, tried again while the kernel answers that there is no route to the
+    host, until the call's deadline. A worker whose link had been cut got "No route to host" at once for
+    its first connections after the heal (its neighbour entry for the bots' host had failed meanwhile),
+    and every seat of the match it had just claimed forfeited at ``/start``: the match went void (the
+    cluster test's worker partition). Nothing has been sent before a connection exists, so trying again
+    cannot deliver a request twice. A refusal, a timeout or the deadline ends it as before."""
+    deadline = time.perf_counter() + timeout_s
+    while True:
+        try:
+            return socket.create_connection((address, port), max(deadline - time.perf_counter(), 0.001))
+        except OSError as exc:
+            if exc.errno not in NO_ROUTE or deadline - time.perf_counter() <= NO_ROUTE_RETRY_S:
+                raise
+        time.sleep(NO_ROUTE_RETRY_S)
 
 
 _IPV4 = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")

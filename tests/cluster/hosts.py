@@ -202,6 +202,12 @@ class Hosts:
         subprocess.run(["ip", "-n", self.cluster.ns(host), "addr", "del", f"{bots}/32", "dev", "lo"], check=True)
 
     # -- chaos
+    def signal_host(self, host: str, signum: int) -> None:
+        """Send every process of the host ``signum`` (SIGSTOP: the host frozen, still holding its work)."""
+        for pid in self.cluster.pids(host):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signum)
+
     def kill_host(self, host: str) -> int:
         """SIGKILL every process of the host at once (the machine lost power); returns how many died."""
         pids = self.cluster.pids(host)

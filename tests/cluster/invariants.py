@@ -66,8 +66,10 @@ def _every_match_done_once(session, tournament_ids: list[int]) -> list[str]:  # 
         return ["no match was scheduled"]
     for match_id, status, attempts, blob, worker in rows:
         if status not in DONE:
+            faults = [(f["seat"], f["path"], f["kind"], f["message"][:120]) for f in decompress(blob)["faults"][:4]] \
+                if blob else []
             problems.append(f"match {match_id} ended {getattr(status, 'value', status)} (worker {worker}, "
-                            f"attempts {attempts})")
+                            f"attempts {attempts}; faults {faults})")
         elif status == MatchStatus.FINISHED:
             played = decompress(blob)["match_id"]
             if played != f"m{match_id}a{attempts}":

@@ -9,6 +9,7 @@ its scheduler on every worker host, one of them active; scenarios 1 and 4 cut or
 from __future__ import annotations
 
 import json
+import signal
 import statistics
 import threading
 import time
@@ -108,11 +109,8 @@ def worker_partition(run: Run) -> dict[str, Any]:
     plays it (when a stale result could overwrite)."""
     tournament_id = run.tournament()
     assert ladder.holder(run) == "w1", f"the ladder scheduler is active on {ladder.holder(run)}, not w1"
-    victim = run.running_on("w1")
     lease = int(run.hosts.env["ARENA_MATCH_LEASE_S"])
-    interrupted = run.in_flight_on("w1")
-    run.cluster.cut("w1")
-    cut_at = time.monotonic()
+    victim, interrupted, cut_at = _cut_mid_match(run, "w1")
     replayed_by = scheduler_at = None
     while replayed_by is None or scheduler_at is None:
         match = run.match(victim)
@@ -133,6 +131,21 @@ def worker_partition(run: Run) -> dict[str, Any]:
             "attempts": match.attempts, "stale_worker_said": _stale_outcome(run, "w1", victim),
             "in_flight_on_w1_at_the_cut": interrupted,
             "ladder_scheduler_taken_over_by": scheduler_at, "ladder_taken_over_after_s": round(scheduler_s, 1)}
+
+
+def _cut_mid_match(run: Run, host: str) -> tuple[int, dict[str, int], float]:
+    """Cut ``host`` off while one of its matches is still unrecorded once the cut holds: the match seen
+    running just before the cut may be recorded by the time the cable is pulled, and would then never be
+    taken over (a 60 s wait for nothing, in one run). The victim, what was in flight, when it was cut."""
+    for _ in range(5):
+        victim = run.running_on(host)
+        run.cluster.cut(host)
+        cut_at = time.monotonic()
+        time.sleep(0.1)  # a commit already on its way is applied by now
+        if run.match(victim).status == MatchStatus.RUNNING:  # the host can no longer record it
+            return victim, run.in_flight_on(host), cut_at
+        run.cluster.heal(host)
+    raise AssertionError(f"{host} finished each match it was playing before the cut held")
 
 
 def web_db_partition(run: Run) -> dict[str, Any]:
@@ -182,7 +195,15 @@ def worker_host_killed(run: Run) -> dict[str, Any]:
     the host's workers and scheduler started again."""
     tournament_id = run.tournament()
     host = ladder.holder(run) or "w2"
-    victim = run.running_on(host)
+    for _ in range(5):  # as for a cut (_cut_mid_match): the victim must still be unrecorded at the kill
+        victim = run.running_on(host)
+        run.hosts.signal_host(host, signal.SIGSTOP)
+        time.sleep(0.1)
+        if run.match(victim).status == MatchStatus.RUNNING:
+            break
+        run.hosts.signal_host(host, signal.SIGCONT)
+    else:
+        raise AssertionError(f"{host} finished each match it was playing before it was stopped")
     interrupted = run.in_flight_on(host)
     killed = run.hosts.kill_host(host)
     killed_at = time.monotonic()

@@ -3,10 +3,12 @@ replaced when the bot closed it, and simultaneous calls run at once on threads k
 
 from __future__ import annotations
 
+import errno
 import socket
 import threading
 import time
 
+from referee import bot_transport
 from referee.bot_client import BotClient
 from referee.call_pool import CallPool
 from referee.watchdog import Watchdog
@@ -95,3 +97,49 @@ def test_a_turn_given_up_on_never_reaches_the_bot_later() -> None:
         client.close()
         watchdog.close()
         server.close()
+
+
+class _NoRouteFor:
+    """``socket.create_connection`` as a worker's kernel answers it just after its link healed: "No route
+    to host" for the first ``failures`` attempts, then a real connection."""
+
+    def __init__(self, failures: int, code: int = errno.EHOSTUNREACH) -> None:
+        self.failures, self.code, self.attempts = failures, code, 0
+        self.real = socket.create_connection
+
+    def __call__(self, address, timeout=None):  # type: ignore[no-untyped-def]
+        self.attempts += 1
+        if self.attempts <= self.failures:
+            raise OSError(self.code, "No route to host")
+        return self.real(address, timeout)
+
+
+def test_no_route_regression_a_worker_just_healed_forfeited_every_seat_at_start(monkeypatch) -> None:
+    """Found by the cluster test (worker partition): the first connections of a worker whose link had
+    just healed failed at once with "No route to host", so every seat forfeited at ``/start`` and the
+    match went void. Connecting is now tried again until the deadline."""
+    fake = _NoRouteFor(failures=3)
+    monkeypatch.setattr(bot_transport.socket, "create_connection", fake)
+    with bot_zoo.zoo_bot(bot_zoo.polite) as bot:
+        client = BotClient(bot.url)
+        reply = client.call(Watchdog(), "POST", "/start", b"{}", {}, 2.0, empty_ok=True)
+        client.close()
+    assert reply.fault is None and fake.attempts == 4
+
+
+def test_a_host_that_stays_unreachable_fails_by_the_deadline(monkeypatch) -> None:
+    fake = _NoRouteFor(failures=10**6)
+    monkeypatch.setattr(bot_transport.socket, "create_connection", fake)
+    started = time.perf_counter()
+    client = BotClient("http://127.0.0.1:9")
+    reply = client.call(Watchdog(), "POST", "/start", b"{}", {}, 0.5, empty_ok=True)
+    took = time.perf_counter() - started
+    assert reply.fault is not None and "No route to host" in reply.fault.message
+    assert 0.35 < took < 2.0, took  # tried until the deadline, and no longer than about it
+
+
+def test_a_refused_connection_is_not_tried_again(monkeypatch) -> None:
+    fake = _NoRouteFor(failures=10**6, code=errno.ECONNREFUSED)
+    monkeypatch.setattr(bot_transport.socket, "create_connection", fake)
+    reply = BotClient("http://127.0.0.1:9").call(Watchdog(), "POST", "/start", b"{}", {}, 2.0, empty_ok=True)
+    assert reply.fault is not None and fake.attempts == 1
