@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
+import gc
 import os
 import subprocess
 import sys
@@ -125,6 +126,7 @@ def run(args: argparse.Namespace, context, servers: list) -> None:  # type: igno
     play[0] = play[1] = 0.0
     if args.callgrind:
         subprocess.run(["callgrind_control", "--instr=on", str(os.getpid())], check=True, capture_output=True)
+    pauses = GcPauses()
     cpu, wall, process = time.thread_time(), time.perf_counter(), time.process_time()
     for match_id in ids:
         if args.play_only:
@@ -132,6 +134,7 @@ def run(args: argparse.Namespace, context, servers: list) -> None:  # type: igno
         else:
             assert jobs.run_match_job(match_id) == "recorded", match_id
     cpu, wall, process = time.thread_time() - cpu, time.perf_counter() - wall, time.process_time() - process
+    pauses.stop()
     if phases is not None:
         phases.mark()
     if args.callgrind:
@@ -147,8 +150,34 @@ def run(args: argparse.Namespace, context, servers: list) -> None:  # type: igno
     print(f"  per match: CPU {cpu / n * 1000:.2f} ms ({(cpu - play[0]) / n * 1000:.2f} outside play_match), "
           f"wall {wall / n * 1000:.2f} ms ({(wall - play[1]) / n * 1000:.2f} outside play_match); the process's "
           f"other threads (lease keepers, the live publisher) {(process - cpu) / n * 1000:.2f} ms CPU", flush=True)
+    print(f"  {pauses.summary()}", flush=True)
     if phases is not None:
         print(callgrind_phases.report(callgrind_phases.read_dumps(Path(args.phases)), phases.statements, n))
+
+
+class GcPauses:
+    """The garbage collector's pauses while the loop runs: a pause stops every thread of the worker, the
+    referee's included, so a bot's answer read after one may be judged late."""
+
+    def __init__(self) -> None:
+        self.pauses: list[tuple[int, float]] = []
+        self._began = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict) -> None:  # type: ignore[type-arg]
+        if phase == "start":
+            self._began = time.perf_counter()
+        else:
+            self.pauses.append((info["generation"], time.perf_counter() - self._began))
+
+    def stop(self) -> None:
+        gc.callbacks.remove(self._callback)
+
+    def summary(self) -> str:
+        by_gen = {g: [d for gen, d in self.pauses if gen == g] for g in (0, 1, 2)}
+        parts = [f"gen{g} {len(ds)}x, longest {max(ds, default=0) * 1000:.1f} ms" for g, ds in by_gen.items()]
+        return (f"garbage collections: {'; '.join(parts)} ({len(gc.get_objects())} objects tracked, "
+                f"{gc.get_freeze_count()} frozen)")
 
 
 def _phases(context) -> callgrind_phases.Phases:  # type: ignore[no-untyped-def]

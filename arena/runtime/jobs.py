@@ -7,6 +7,7 @@ import socket
 import time
 
 from arena.composition import Context, build_context
+from arena.runtime import heap
 from arena.services import live_feed
 from arena.services.leaderboards import refit
 from arena.services.matches import ANNOUNCED, run_match
@@ -39,6 +40,8 @@ def run_match_job(match_id: int) -> str:
         live_feed.announce(ctx.db, ctx.live, int(match_id))
     if ctx.queue is not None and ctx.settings.ladder and outcome != "skipped":
         ctx.queue.wake_ladder()  # its bots are free: the ladder releases their next rotation at once
+    if outcome != "skipped":
+        heap.SETTLER.match_done()  # between matches: no bot is waiting on this process now
     return outcome
 
 
