@@ -89,6 +89,6 @@ def pytest_collection_finish(session) -> None:  # type: ignore[no-untyped-def]
 
 
 def pytest_runtest_teardown(item, nextitem) -> None:  # type: ignore[no-untyped-def]
-    if nextitem is None or nextitem.module is not item.module:
+    if nextitem is None or getattr(nextitem, "module", None) is not getattr(item, "module", None):
         gc.collect()
         gc.freeze()
