@@ -23,6 +23,8 @@ import orjson
 from redis import Redis
 from redis.exceptions import NoScriptError, RedisError
 
+from arena.runtime.queue import impatient
+
 log = logging.getLogger("arena.live")
 PREFIX = "arena:{queue}:live:"
 KEEP_S = 3600  # a kept event (and a topic's counter) outlives a quiet hour, no more
@@ -30,6 +32,7 @@ BACKLOG = 256  # events waiting for one slow spectator before it is sent the kep
 READERS = 16  # kept-event reads at once per process: a crowd arriving together must not drain the Redis pool
 BATCH = 64  # events sent in one round trip at most
 LINGER_S = 0.005  # a batch waits this long after its first event for more (a fast match's steps come ~1 ms apart)
+READ_TIMEOUT_S = 1.0  # a page's read of a topic's counter or kept event gives up after this
 KEPT_FRESH_S = 0.05  # a kept event read this recently is served again (a crowd on one topic costs one read)
 
 # One round trip per event: count it, splice the count into its JSON, keep it and/or publish it.
@@ -179,6 +182,10 @@ class LiveHub:
 
     def __init__(self, redis: Redis, queue_name: str, max_streams: int) -> None:
         self.redis, self.prefix, self.max_streams = redis, PREFIX.format(queue=queue_name), max_streams
+        # A page's counter and kept event are hints (a page without them polls): read within READ_TIMEOUT_S.
+        # On the subscription's connection (30 s) a tournament page begun as the web host lost Redis waited
+        # through the whole cut and the server's retransmissions after it: 26.7 s (the cluster test).
+        self._reads = impatient(redis, READ_TIMEOUT_S, READERS)
         self._listeners: dict[str, set[Listener]] = {}
         self._count = 0
         self._lock = threading.Lock()
@@ -223,7 +230,7 @@ class LiveHub:
     def seq(self, topic: str) -> int | None:
         """The topic's event counter now (0 before its first event); None when Redis cannot say."""
         try:
-            value = self.redis.get(self.prefix + topic + ":seq")
+            value = self._reads.get(self.prefix + topic + ":seq")
         except (RedisError, OSError) as exc:
             log.warning("event counter of %s unread: %s", topic, exc)
             return None
@@ -240,7 +247,7 @@ class LiveHub:
             if cached is not None and time.monotonic() - cached[0] < KEPT_FRESH_S:
                 return cached[1]
             try:
-                value = self.redis.get(self.prefix + topic + ":last")
+                value = self._reads.get(self.prefix + topic + ":last")
             except (RedisError, OSError) as exc:
                 log.warning("kept event of %s unread: %s", topic, exc)
                 return None

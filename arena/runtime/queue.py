@@ -9,6 +9,8 @@ import time
 from datetime import timedelta
 
 from redis import Redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry as RedisRetry
 from rq import Queue, Retry, Worker
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
@@ -34,6 +36,17 @@ def job_id(match_id: int) -> str:
 
 def connect(url: str) -> Redis:
     return Redis.from_url(url, socket_timeout=30, socket_connect_timeout=10, health_check_interval=30)
+
+
+def impatient(redis: Redis, timeout_s: float, connections: int) -> Redis:
+    """A client of ``redis``'s server whose connects and reads give up after ``timeout_s``, on a pool of
+    its own (at most ``connections``), for what a web request asks of Redis only as a hint: on the shared
+    connection's 30 s, a request started as Redis was cut off waited out the cut and more."""
+    kwargs = dict(redis.connection_pool.connection_kwargs)
+    # and once: redis-py tries a timed-out command three more times, with backoff (29 s for two reads)
+    kwargs.update(socket_timeout=timeout_s, socket_connect_timeout=timeout_s, retry=RedisRetry(NoBackoff(), 0))
+    return Redis(connection_pool=redis.connection_pool.__class__(
+        connection_class=redis.connection_pool.connection_class, max_connections=connections, **kwargs))
 
 
 class MatchQueue:
@@ -112,10 +125,7 @@ class MatchQueue:
         queue's connection (30 s) a submission committed just before Redis was cut off answered 27 s later,
         close to gunicorn's 30 s limit (the cluster test's web/db partition, the ladder running)."""
         if self._wake_redis is None:
-            kwargs = dict(self.redis.connection_pool.connection_kwargs)
-            kwargs.update(socket_timeout=WAKE_TIMEOUT_S, socket_connect_timeout=WAKE_TIMEOUT_S)
-            self._wake_redis = Redis(connection_pool=self.redis.connection_pool.__class__(
-                connection_class=self.redis.connection_pool.connection_class, max_connections=4, **kwargs))
+            self._wake_redis = impatient(self.redis, WAKE_TIMEOUT_S, 4)
         key = LADDER_WAKE.format(queue=self.settings.queue_name)
         pipe = self._wake_redis.pipeline()
         pipe.rpush(key, "1")

@@ -199,3 +199,28 @@ def test_a_fast_matchs_events_go_out_in_batches_regression_a_round_trip_per_even
         publisher.close()
         redis.close()
         server.stop()
+
+
+def test_silent_redis_regression_a_tournament_page_waited_out_the_cut() -> None:
+    """Found by the cluster test (web host cut off from db, where Redis runs): a tournament page read its
+    topic's event counter on the 30 s connection and answered 26.7 s later, after the heal. A page's reads
+    of the counter and the kept event now give up after ``READ_TIMEOUT_S`` (the page then polls)."""
+    import socket
+
+    from redis import Redis
+
+    from arena.runtime.live_bus import READ_TIMEOUT_S
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # accepts (the kernel does) and never answers: a server whose answers are lost
+    try:
+        redis = Redis(host="127.0.0.1", port=silent.getsockname()[1], socket_timeout=30, socket_connect_timeout=10)
+        bus = LiveBus(redis, "silent-test", max_streams=4)
+        started = time.monotonic()
+        assert bus.hub.seq("tournament-1") is None
+        assert bus.hub.last("tournament-1") is None
+        took = time.monotonic() - started
+    finally:
+        silent.close()
+    assert took < 4 * READ_TIMEOUT_S + 1, f"the reads waited {took:.1f} s"
