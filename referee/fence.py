@@ -27,9 +27,9 @@ class Fence:
         """``until``: a ``time.perf_counter()`` value."""
         self._lock = threading.Lock()
         self._trackers: list[ConnectionTracker] = []
+        self.crossed = False  # before arming: a time already past has the watchdog cross it at once
         self._watchdog = watchdog or shared_watchdog()
         self._entry: list[Abortable | None] = self._watchdog.arm(until, self)
-        self.crossed = False
 
     def guard(self, tracker: ConnectionTracker) -> None:
         """Cut this connection with the others when the fence is crossed (at once if it already is)."""

@@ -54,3 +54,13 @@ def test_a_closed_fence_is_never_crossed() -> None:
     time.sleep(0.3)
     assert not fence.crossed
     fence.hold()
+
+
+def test_a_fence_whose_time_is_already_past_is_crossed() -> None:
+    fence = Fence(time.perf_counter() - 1)
+    deadline = time.perf_counter() + 2
+    while not fence.crossed and time.perf_counter() < deadline:
+        time.sleep(0.01)
+    assert fence.crossed
+    with pytest.raises(FenceCrossed):
+        fence.hold()
