@@ -56,6 +56,13 @@ class MatchQueue:
         self._wake_redis: Redis | None = None
         self.queue = Queue(settings.queue_name, connection=redis)
 
+    def close(self) -> None:
+        """Close its clients' connections. One left to the garbage collector is freed in a reference cycle
+        (redis-py's event dispatcher), where its socket may be dropped unclosed: a ResourceWarning."""
+        self.redis.close()
+        if self._wake_redis is not None:
+            self._wake_redis.close()
+
     def enqueue(self, match_id: int, at_front: bool = False) -> None:
         """``at_front``: ahead of what waits (a new bot's first ladder match)."""
         self.queue.enqueue(

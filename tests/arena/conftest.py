@@ -85,11 +85,13 @@ def context(database: Database, settings: Settings) -> Context:
 
 
 @pytest.fixture
-def queued_context(database: Database, settings: Settings, redis_url: str) -> Context:
+def queued_context(database: Database, settings: Settings, redis_url: str) -> Iterator[Context]:
     from dataclasses import replace
 
     settings = replace(settings, redis_url=redis_url)
-    return Context(settings=settings, db=database, queue=MatchQueue(connect(redis_url), settings))
+    queue = MatchQueue(connect(redis_url), settings)
+    yield Context(settings=settings, db=database, queue=queue)
+    queue.close()  # not left to the collector: tests/arena/test_queue.py's make_queue says why
 
 
 @pytest.fixture

@@ -37,6 +37,7 @@ def ladder_context(database, settings, redis_url) -> Context:
     ladder_wake.set_waker(context.queue.wake_ladder)
     yield context
     ladder_wake.set_waker(None)
+    context.queue.close()
 
 
 class Scheduler:

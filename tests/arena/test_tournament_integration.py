@@ -94,7 +94,8 @@ def test_a_redis_restart_mid_tournament_loses_no_match(context, workers, tmp_pat
     redis.start()
     try:
         settings = replace(context.settings, redis_url=redis.url)
-        ctx = Context(settings=settings, db=context.db, queue=MatchQueue(connect(redis.url), settings))
+        queue = MatchQueue(connect(redis.url), settings)
+        ctx = Context(settings=settings, db=context.db, queue=queue)
         workers.context = ctx
         with h.slow_bots(6, 0.01) as servers:
             bots = h.register_bots(ctx, servers, "piranha-pedro-ko")
@@ -108,5 +109,6 @@ def test_a_redis_restart_mid_tournament_loses_no_match(context, workers, tmp_pat
             h.wait_for(ctx, tournament_id, 300, workers)
         assert before < 30
         _check_exactly_once(ctx, tournament_id, bots, 2)
+        queue.close()
     finally:
         redis.stop()

@@ -90,6 +90,7 @@ def test_chaos_tournament_of_200_matches(tmp_path) -> None:
         finally:
             web.stop()
             workers.stop()
+            context.queue.close()
             redis.stop()
         _check(context, tournament_id, bots)
 
