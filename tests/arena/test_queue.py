@@ -15,9 +15,9 @@ from arena.runtime.queue import REFIT_OVERDUE_S, REFIT_PENDING, MatchQueue, conn
 @pytest.fixture
 def make_queue() -> Iterator[Callable[..., MatchQueue]]:
     """Queues on clients this test closes. Regression (CI): a client left to the garbage collector is freed
-    in a reference cycle (redis-py 8's event dispatcher and maintenance handlers), where its connection's
-    finaliser can fail before it closes the socket; the module's final collection (tests/conftest.py)
-    then raised ResourceWarning for an unclosed socket to Redis at the teardown of this module's last test."""
+    in a reference cycle (redis-py 8's event dispatcher and maintenance handlers hold them), where its socket
+    may be freed unclosed: once in CI, the module's final collection (tests/conftest.py) raised a
+    ResourceWarning for an unclosed socket to Redis at the teardown of this module's last test."""
     made: list[MatchQueue] = []
 
     def make(redis_url: str, settings) -> MatchQueue:

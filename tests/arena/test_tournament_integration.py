@@ -92,6 +92,7 @@ def test_workers_killed_mid_match_lose_nothing_and_count_nothing_twice(queued_co
 def test_a_redis_restart_mid_tournament_loses_no_match(context, workers, tmp_path) -> None:
     redis = h.RedisServer(tmp_path)
     redis.start()
+    queue = None
     try:
         settings = replace(context.settings, redis_url=redis.url)
         queue = MatchQueue(connect(redis.url), settings)
@@ -109,6 +110,7 @@ def test_a_redis_restart_mid_tournament_loses_no_match(context, workers, tmp_pat
             h.wait_for(ctx, tournament_id, 300, workers)
         assert before < 30
         _check_exactly_once(ctx, tournament_id, bots, 2)
-        queue.close()
     finally:
+        if queue is not None:
+            queue.close()
         redis.stop()
