@@ -46,6 +46,7 @@ class Settings:
     reconcile_interval_s: int = 15
     refit_delay_s: int = 2  # a leaderboard is refitted at most this often while matches keep finishing
     job_timeout_s: int = 3600
+    matches_per_job: int = 8  # a tournament's matches go to the workers in jobs of up to this many (1: one each)
     db_timeout_s: int = 5  # PostgreSQL: connecting, and unacknowledged writes on a connection, fail after this
     health_check: bool = True
     rate_limits: bool = True
@@ -173,7 +174,7 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
     except ValueError:
         raise ConfigError(f"ARENA_LADDER_PLAYERS must be player counts like '3' or '3,4,6', "
                           f"not {settings.ladder_players!r}") from None
-    for name in ("ladder_in_flight", "ladder_tick_ms"):
+    for name in ("ladder_in_flight", "ladder_tick_ms", "matches_per_job"):
         if getattr(settings, name) < 1:
             raise ConfigError(f"ARENA_{name.upper()} must be at least 1")
     if settings.ladder_spare_workers < 0:

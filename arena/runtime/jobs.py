@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from rq import get_current_job
 
 from arena.composition import Context, build_context
 from arena.runtime import heap
@@ -13,6 +18,7 @@ from arena.services.leaderboards import refit
 from arena.services.matches import ANNOUNCED, run_match
 
 _context: Context | None = None  # one per worker process, built on the first job
+STOPPING = threading.Event()  # set by the worker on a stop request: a batch plays no further match
 
 
 def worker_context() -> Context:
@@ -22,8 +28,8 @@ def worker_context() -> Context:
     return _context
 
 
-def set_worker_context(context: Context) -> None:
-    """Used by ``arena worker`` to hand over the context it already built."""
+def set_worker_context(context: Context | None) -> None:
+    """Used by ``arena worker`` to hand over the context it already built (None: none, for tests)."""
     global _context
     _context = context
 
@@ -34,12 +40,69 @@ def worker_name() -> str:
 
 def run_match_job(match_id: int) -> str:
     ctx = worker_context()
-    request = ctx.queue.request_refit if ctx.queue is not None else None
-    outcome = run_match(ctx.db, ctx.settings, int(match_id), worker_name(), request, live=ctx.live)
-    if outcome not in ANNOUNCED:  # whatever happened: its pages look again
-        live_feed.announce(ctx.db, ctx.live, int(match_id))
+    outcome = _play(ctx, int(match_id), ctx.queue.request_refit if ctx.queue is not None else None)
     if ctx.queue is not None and ctx.settings.ladder and outcome != "skipped":
         ctx.queue.wake_ladder()  # its bots are free: the ladder releases their next rotation at once
+    return outcome
+
+
+def run_matches_job(match_ids: list[int]) -> list[str]:
+    """A batch of a tournament's matches (``MatchQueue.enqueue_many``), one after the other, each claimed,
+    played and recorded as a job of its own would. Before each, the job's heartbeat tells the reconciler
+    the batch is alive (``MatchQueue.live``), and a stop request ends the batch: its matches not started
+    go back to the front of the queue. The refit requests of a board are sent at most once per
+    ``refit_delay_s`` and once more at the end (``Refits``): a refit reads every match recorded before it."""
+    ctx = worker_context()
+    job = get_current_job()
+    refits = Refits(ctx.queue.request_refit, ctx.settings.refit_delay_s) if ctx.queue is not None else None
+    beaten = float("-inf")
+    outcomes: list[str] = []
+    try:
+        for match_id in match_ids:
+            if STOPPING.is_set() and ctx.queue is not None:
+                for rest in reversed(match_ids[len(outcomes):]):  # each to the front: in their order
+                    ctx.queue.enqueue(rest, at_front=True)
+                break
+            if job is not None and time.monotonic() - beaten > ctx.settings.match_lease_s / 4:
+                job.heartbeat(datetime.now(UTC), ctx.settings.match_lease_s)
+                beaten = time.monotonic()
+            outcomes.append(_play(ctx, int(match_id), refits.request if refits is not None else None))
+    finally:
+        if refits is not None:
+            refits.flush()
+    if ctx.queue is not None and ctx.settings.ladder and any(outcome != "skipped" for outcome in outcomes):
+        ctx.queue.wake_ladder()
+    return outcomes
+
+
+class Refits:
+    """A batch's refit requests: a board's first goes out at once, later ones at most once per ``every_s``
+    (the refit they ask for waits that long anyway), and what is held back goes out in ``flush``."""
+
+    def __init__(self, send: Callable[[str, int], object], every_s: float) -> None:
+        self.send, self.every_s = send, every_s
+        self.sent: dict[tuple[str, int], float] = {}
+        self.held: set[tuple[str, int]] = set()
+
+    def request(self, game: str, players: int) -> None:
+        board, now = (game, players), time.monotonic()
+        if now - self.sent.get(board, float("-inf")) >= self.every_s:
+            self.send(game, players)
+            self.sent[board] = now
+            self.held.discard(board)
+        else:
+            self.held.add(board)
+
+    def flush(self) -> None:
+        for game, players in sorted(self.held):
+            self.send(game, players)
+        self.held.clear()
+
+
+def _play(ctx: Context, match_id: int, request_refit: Callable[[str, int], object] | None) -> str:
+    outcome = run_match(ctx.db, ctx.settings, match_id, worker_name(), request_refit, live=ctx.live)
+    if outcome not in ANNOUNCED:  # whatever happened: its pages look again
+        live_feed.announce(ctx.db, ctx.live, match_id)
     if outcome != "skipped":
         heap.SETTLER.match_done()  # between matches: no bot is waiting on this process now
     return outcome

@@ -1,6 +1,9 @@
-"""The match queue on RQ: one job per match, the job id derived from the match id, ids only in the
-payload. Several enqueues of one match are harmless: the worker's claim on the database row decides
-who plays it (see ``arena.services.matches``)."""
+"""The match queue on RQ, ids only in the payloads. A ladder or reconciled match is a job of its own, its id
+derived from the match id; a tournament's matches go in jobs of up to ``matches_per_job`` consecutive
+matches (``enqueue_many``), which RQ's own cost per job (ten Redis round trips, milliseconds of CPU) is then
+paid once for, each match still claimed, leased and recorded on its own (docs/benchmarks.md, issue 19 goal 4).
+Several enqueues of one match are harmless: the worker's claim on the database row decides who plays it
+(see ``arena.services.matches``)."""
 
 from __future__ import annotations
 
@@ -12,12 +15,14 @@ from redis import Redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry as RedisRetry
 from rq import Queue, Retry, Worker
-from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 
 from arena.config import Settings
 
 JOB_FUNCTION = "arena.runtime.jobs.run_match_job"
+BATCH_FUNCTION = "arena.runtime.jobs.run_matches_job"
+JOB_OF = "arena:{queue}:job-of:{match}"  # the batch job that holds a match (a match alone: ``job_id``)
+JOBS_PER_WORKER = 8  # a batch is small enough that each worker gets this many jobs: the last ones end together
 REFIT_FUNCTION = "arena.runtime.jobs.refit_job"
 REFIT_PENDING = "arena:{queue}:refit-pending:{game}:{players}"  # per queue: arenas may share a Redis
 LADDER_WAKE = "arena:{queue}:ladder-wake"  # a list the ladder scheduler blocks on between ticks
@@ -32,6 +37,17 @@ LIVE = {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, JobStatus.DEFE
 
 def job_id(match_id: int) -> str:
     return f"match-{match_id}"
+
+
+def batch_id(match_ids: list[int]) -> str:
+    return f"matches-{match_ids[0]}-{match_ids[-1]}"
+
+
+def batch_size(matches: int, workers: int, most: int) -> int:
+    """Matches per job for ``matches`` queued at once: at most ``most``, and few enough that each of the
+    ``workers`` (at least one) gets ``JOBS_PER_WORKER`` jobs, so a small tournament is still shared out
+    over every worker and none is left playing a long batch alone at the end."""
+    return max(1, min(most, -(-matches // (max(1, workers) * JOBS_PER_WORKER))))
 
 
 def connect(url: str) -> Redis:
@@ -64,7 +80,10 @@ class MatchQueue:
             self._wake_redis.close()
 
     def enqueue(self, match_id: int, at_front: bool = False) -> None:
-        """``at_front``: ahead of what waits (a new bot's first ladder match)."""
+        """A job of the match's own; ``at_front``: ahead of what waits (a new bot's first ladder match, a
+        match whose worker died). It no longer points to a batch it was in (``JOB_OF``): that batch is
+        over or dead, else the reconciler would not queue the match again."""
+        pipe = self.redis.pipeline()
         self.queue.enqueue(
             JOB_FUNCTION,
             match_id,
@@ -74,7 +93,35 @@ class MatchQueue:
             retry=Retry(max=3, interval=[1, 5, 15]),
             result_ttl=3600,
             failure_ttl=7 * 24 * 3600,
+            pipeline=pipe,
         )
+        pipe.delete(JOB_OF.format(queue=self.settings.queue_name, match=match_id))
+        pipe.execute()
+
+    def enqueue_many(self, match_ids: list[int], size: int | None = None) -> int:
+        """Queue ``match_ids`` in order, consecutive ones together in jobs of ``size`` (default: ``batch_size``
+        for the workers registered now); returns the jobs. Each match of a batch points to its job
+        (``JOB_OF``) for the reconciler (``live``), in the same round trip as the enqueue."""
+        if size is None:
+            size = batch_size(len(match_ids), self.workers() if len(match_ids) > 1 else 1,
+                              self.settings.matches_per_job)
+        pipe = self.redis.pipeline()
+        options = {"retry": Retry(max=3, interval=[1, 5, 15]), "result_ttl": 3600, "failure_ttl": 7 * 24 * 3600}
+        datas = []
+        for start in range(0, len(match_ids), size):
+            batch = match_ids[start:start + size]
+            if len(batch) == 1:
+                datas.append(Queue.prepare_data(JOB_FUNCTION, (batch[0],), job_id=job_id(batch[0]),
+                                                timeout=self.settings.job_timeout_s, **options))
+                continue
+            name = batch_id(batch)
+            datas.append(Queue.prepare_data(BATCH_FUNCTION, (batch,), job_id=name,
+                                            timeout=self.settings.job_timeout_s * len(batch), **options))
+            for match_id in batch:
+                pipe.set(JOB_OF.format(queue=self.settings.queue_name, match=match_id), name, ex=options["failure_ttl"])
+        self.queue.enqueue_many(datas, pipeline=pipe)
+        pipe.execute()
+        return len(datas)
 
     def request_refit(self, game: str, players: int) -> bool:
         """Queue a refit of one leaderboard unless one is already waiting (a burst of finished matches
@@ -148,28 +195,53 @@ class MatchQueue:
         return woken
 
     def is_live(self, match_id: int, now: float | None = None) -> bool:
-        """True when RQ holds a job for this match that will still run (queued, started, scheduled).
+        """True when RQ holds a job for this match that will still run (queued, started, scheduled)."""
+        return match_id in self.live([match_id], now)
+
+    def live(self, match_ids: list[int], now: float | None = None) -> set[int]:
+        """Those of ``match_ids`` for which RQ holds a job that will still run (queued, started, scheduled),
+        in three round trips whatever their number: the jobs that hold them, those jobs, the queue.
 
         Only asked about matches the database still calls ``queued``, i.e. not claimed yet. A job RQ
-        calls started that long ago without a claim was taken by a worker that died between dequeue and
-        claim: RQ keeps calling it started until its registries are cleaned (every ten minutes), so it is
-        not live once it is older than a lease (a live worker claims within milliseconds of starting)."""
-        try:
-            job = Job.fetch(job_id(match_id), connection=self.redis)
-        except NoSuchJobError:
-            return False
-        status = job.get_status(refresh=False)
-        if status == JobStatus.QUEUED:  # and still in the queue: a worker killed right after its dequeue
-            # (RQ moves the id to the worker's intermediate queue, then marks it started) left it "queued"
-            # until RQ's maintenance, ten minutes on. A live worker's move lasts milliseconds; were one
-            # caught in it, the match's claim keeps the second job from playing it again.
-            return self.redis.lpos(self.queue.key, job.id) is not None
-        if status == JobStatus.STARTED and job.started_at is not None:
-            now = time.time() if now is None else now
-            return now - job.started_at.timestamp() <= self.settings.match_lease_s
-        return status in LIVE
+        calls started without a heartbeat (RQ's at its start, a batch's before each match) for longer than
+        a lease was taken by a worker that died between dequeue and claim, or mid-batch: RQ keeps calling
+        it started until its registries are cleaned (every ten minutes), so it is not live (a live worker
+        claims within milliseconds of starting or of its last match). A batch whose matches are slower
+        than that is shared out too: its matches are queued again, and the claim lets only one job play each."""
+        if not match_ids:
+            return set()
+        pipe = self.redis.pipeline(transaction=False)
+        for match_id in match_ids:
+            pipe.get(JOB_OF.format(queue=self.settings.queue_name, match=match_id))
+        names = [_text(held) if held else job_id(match_id)
+                 for match_id, held in zip(match_ids, pipe.execute(), strict=True)]
+        distinct = list(dict.fromkeys(names))
+        now = time.time() if now is None else now
+        waiting: set[str] | None = None
+        alive = set()
+        for name, job in zip(distinct, Job.fetch_many(distinct, connection=self.redis), strict=True):
+            if job is None:
+                continue
+            status = job.get_status(refresh=False)
+            if status == JobStatus.QUEUED:  # and still in the queue: a worker killed right after its dequeue
+                # (RQ moves the id to the worker's intermediate queue, then marks it started) left it "queued"
+                # until RQ's maintenance, ten minutes on. A live worker's move lasts milliseconds; were one
+                # caught in it, the match's claim keeps the second job from playing it again.
+                if waiting is None:
+                    waiting = set(self.queue.get_job_ids())
+                if name in waiting:
+                    alive.add(name)
+            elif status == JobStatus.STARTED:
+                beats = [moment.timestamp() for moment in (job.started_at, job.last_heartbeat) if moment is not None]
+                if beats and now - max(beats) <= self.settings.match_lease_s:
+                    alive.add(name)
+            elif status in LIVE:
+                alive.add(name)
+        return {match_id for match_id, name in zip(match_ids, names, strict=True) if name in alive}
 
     def cancel(self, match_id: int) -> None:
+        """Cancel the match's own job; a batch is left to play its other matches (the database status
+        decides: a cancelled match is not claimed)."""
         with contextlib.suppress(Exception):  # best effort: the database status decides
             Job.fetch(job_id(match_id), connection=self.redis).cancel()
 
@@ -186,3 +258,7 @@ def _as_time(value: bytes | str | None) -> float | None:
         return float(value) if value is not None else None
     except ValueError:
         return None
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

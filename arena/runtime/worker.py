@@ -21,7 +21,7 @@ from rq import SimpleWorker
 from rq.exceptions import StopRequested
 
 from arena.composition import Context
-from arena.runtime.jobs import set_worker_context, worker_name
+from arena.runtime.jobs import STOPPING, set_worker_context, worker_name
 from arena.services.reconcile import reconcile
 
 log = logging.getLogger("arena.runtime.worker")
@@ -67,6 +67,11 @@ class ArenaWorker(SimpleWorker):
             super().heartbeat(timeout, pipeline=pipe)
             pipe.execute()
         self._beaten_at, self._beaten_for = now, ttl
+
+    def request_stop(self, signum: Any, frame: Any) -> None:
+        """RQ's warm shutdown, and a batch in play ends after its current match (``jobs.run_matches_job``)."""
+        STOPPING.set()
+        super().request_stop(signum, frame)
 
     def set_state(self, state: str, pipeline: Any = None) -> None:
         if pipeline is None and state == self.get_state():

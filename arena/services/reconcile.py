@@ -57,13 +57,14 @@ def _requeue_owed(session: Session, queue: MatchQueue, now: datetime, matches: A
                                              and_(Match.status == MatchStatus.RUNNING, Match.lease_until < now)))
                            .order_by(Match.id)).all()
     requeued = expired = 0
+    live = queue.live([match_id for match_id, status in rows if status == MatchStatus.QUEUED], now.timestamp())
     for match_id, status in rows:
         if status == MatchStatus.RUNNING:
             # its worker is gone (RQ may still call the old job "started"): ahead of what waits, since it
             # has waited a lease already; at the back it waited for the whole queue too (9-15 s, not 4)
             queue.enqueue(match_id, at_front=True)
             expired += 1
-        elif not queue.is_live(match_id):
+        elif match_id not in live:
             queue.enqueue(match_id)
             requeued += 1
     return requeued, expired

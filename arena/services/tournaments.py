@@ -119,8 +119,8 @@ def queue_tournament(session: Session, queue: MatchQueue | None, tournament_id: 
         return 0
     ids = list(session.scalars(select(Match.id).where(Match.tournament_id == tournament_id,
                                                       Match.status == MatchStatus.QUEUED).order_by(Match.id)))
-    for match_id in ids:
-        queue.enqueue(match_id)
+    if ids:
+        queue.enqueue_many(ids)
     return len(ids)
 
 

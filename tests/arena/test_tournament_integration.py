@@ -7,6 +7,8 @@ with SIGKILL in the middle of a match and when Redis restarts mid-tournament (lo
 from __future__ import annotations
 
 import json
+import os
+import signal
 from collections import Counter
 from dataclasses import replace
 
@@ -87,6 +89,41 @@ def test_workers_killed_mid_match_lose_nothing_and_count_nothing_twice(queued_co
         attempts = dict(session.execute(select(Match.id, Match.attempts).where(Match.id.in_(killed_matches))).all())
     assert all(a >= 2 for a in attempts.values()), attempts
     _check_exactly_once(queued_context, tournament_id, bots, 3)
+
+
+def _played(context: Context) -> int:
+    """Matches recorded, sealed (a twin of their deal still open) or published."""
+    with context.db.session() as session:
+        return session.scalar(select(func.count()).select_from(Match).where(
+            Match.status.in_([MatchStatus.SEALED, MatchStatus.FINISHED])))
+
+
+def test_a_worker_stopped_mid_batch_hands_back_the_matches_it_had_not_begun(queued_context, workers) -> None:
+    """SIGTERM (``arena up`` stopping, systemd, docker) lets a worker finish its match and exit; the rest of
+    its batch goes back to the queue at once, not to a batch RQ calls started until a lease has passed."""
+    with h.slow_bots(4, 0.02) as servers:
+        bots = h.register_bots(queued_context, servers, "piranha-pedro")
+        workers.start(1)
+        tournament_id = h.start_tournament(queued_context, {"game": "piranha-pedro", "bots": bots, "seats": 2,
+                                                            "cycles": 4, "seed": 9})
+        assert len(queued_context.queue.queue) < 48  # in batches
+        h.running_match(queued_context)
+        proc = workers.procs[0]
+        before = _played(queued_context)
+        os.killpg(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=15) == 0, workers.logs()
+        assert _played(queued_context) - before <= 2  # the match in flight (and one ending as it came)
+        assert queued_context.queue.queue.job_ids[0].startswith("match-")  # the batch's rest, at the front
+        with queued_context.db.session() as session:
+            owed = list(session.scalars(select(Match.id).where(Match.tournament_id == tournament_id,
+                                                               Match.status == MatchStatus.QUEUED)))
+            running = session.scalar(select(func.count()).select_from(Match).where(
+                Match.tournament_id == tournament_id, Match.status == MatchStatus.RUNNING))
+        assert owed and running == 0
+        assert queued_context.queue.live(owed) == set(owed)  # each in a job that will run
+        workers.start(1)
+        h.wait_for(queued_context, tournament_id, 180, workers)
+    _check_exactly_once(queued_context, tournament_id, bots, 2)
 
 
 def test_a_redis_restart_mid_tournament_loses_no_match(context, workers, tmp_path) -> None:

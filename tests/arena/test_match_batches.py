@@ -1,0 +1,139 @@
+"""A tournament's matches in batch jobs (``MatchQueue.enqueue_many``, ``jobs.run_matches_job``), against a
+real Redis: how they are cut, how the reconciler sees them, what a stop request and a dead worker leave."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from rq.job import Job, JobStatus
+from sqlalchemy import select
+
+from arena.runtime import jobs
+from arena.runtime.queue import BATCH_FUNCTION, JOB_FUNCTION, JOBS_PER_WORKER, batch_id, batch_size, job_id
+from arena.services import tournaments as tournament_service
+from arena.services.accounts import create_account
+from arena.services.reconcile import reconcile
+from arena.storage.models import Match
+from tests.arena.test_ladder_scheduler import _bots
+
+
+def test_batch_size_shares_a_small_tournament_over_every_worker() -> None:
+    assert batch_size(1000, 4, 8) == 8  # big: the largest batch
+    assert batch_size(96, 4, 8) == 96 // (4 * JOBS_PER_WORKER)  # each worker still gets JOBS_PER_WORKER jobs
+    assert batch_size(12, 4, 8) == 1  # small: a job per match, as many workers at work as before
+    assert batch_size(100, 0, 8) == 8  # no worker registered yet: as for one
+    assert batch_size(100, 1, 1) == 1  # ARENA_MATCHES_PER_JOB=1: one job per match
+
+
+def _tournament(context, bots: int = 4) -> list[int]:
+    ids = _bots(context, bots, "piranha-pedro")
+    with context.db.session() as session:
+        organizer, _token = create_account(session, "organizer", admin=True)
+        tournament = tournament_service.create_tournament(session, organizer, {"game": "piranha-pedro", "bots": ids,
+                                                                              "seats": 2}, b"k" * 32)
+        tournament_id = tournament.id
+    with context.db.session() as session:
+        return list(session.scalars(select(Match.id).where(Match.tournament_id == tournament_id).order_by(Match.id)))
+
+
+def test_a_tournament_goes_in_batches_of_consecutive_matches_that_the_reconciler_sees_live(queued_context) -> None:
+    queue = queued_context.queue
+    matches = _tournament(queued_context)
+    assert len(matches) == 12
+    assert queue.enqueue_many(matches, size=5) == 3
+    assert queue.queue.job_ids == [batch_id(matches[:5]), batch_id(matches[5:10]), batch_id(matches[10:])]
+    jobs_in_queue = queue.queue.jobs
+    assert [job.func_name for job in jobs_in_queue] == [BATCH_FUNCTION] * 3
+    assert jobs_in_queue[0].args == (matches[:5],)
+    assert jobs_in_queue[0].timeout == queued_context.settings.job_timeout_s * 5  # a match's limit each
+    assert queue.live(matches) == set(matches)
+    with queued_context.db.session() as session:
+        assert reconcile(session, queue)["requeued"] == 0  # nothing owed: every match is in a live batch
+    assert len(queue.queue) == 3
+
+
+def test_a_batch_of_one_is_the_matchs_own_job(queued_context) -> None:
+    queue = queued_context.queue
+    matches = _tournament(queued_context)
+    queue.enqueue_many(matches[:2], size=1)
+    assert queue.queue.job_ids == [job_id(matches[0]), job_id(matches[1])]
+    assert [job.func_name for job in queue.queue.jobs] == [JOB_FUNCTION] * 2
+
+
+def test_matches_of_a_batch_whose_worker_died_are_queued_again_once(queued_context) -> None:
+    """A worker killed mid-batch leaves RQ calling the batch started, with its last heartbeat before the
+    match it was playing. Once that is older than a lease, the batch's matches still queued are owed: each
+    is queued as a job of its own, and no longer points to the dead batch, so the next reconcile (every
+    15 s) does not queue it yet again (each pass would add one more job per match)."""
+    queue = queued_context.queue
+    matches = _tournament(queued_context)
+    queue.enqueue_many(matches, size=4)
+    dead = Job.fetch(batch_id(matches[:4]), connection=queue.redis)
+    queue.queue.remove(dead)  # the dead worker's dequeue, then RQ marks it started and beats
+    long_ago = datetime.now(UTC) - timedelta(seconds=queued_context.settings.match_lease_s + 1)
+    dead.started_at = long_ago
+    dead.set_status(JobStatus.STARTED)
+    dead.save()
+    dead.heartbeat(long_ago, 60)
+    assert queue.live(matches) == set(matches[4:])
+    with queued_context.db.session() as session:
+        assert reconcile(session, queue)["requeued"] == 4
+    assert queue.queue.job_ids[-4:] == [job_id(match_id) for match_id in matches[:4]]
+    assert queue.live(matches) == set(matches)
+    with queued_context.db.session() as session:
+        assert reconcile(session, queue)["requeued"] == 0
+
+
+def test_a_batch_that_beat_within_a_lease_is_live(queued_context) -> None:
+    """Started long ago, but it beat before its latest match: its worker is alive and on its way."""
+    queue = queued_context.queue
+    matches = _tournament(queued_context)
+    queue.enqueue_many(matches, size=12)
+    job = Job.fetch(batch_id(matches), connection=queue.redis)
+    queue.queue.remove(job)
+    job.started_at = datetime.now(UTC) - timedelta(seconds=10 * queued_context.settings.match_lease_s)
+    job.set_status(JobStatus.STARTED)
+    job.save()
+    job.heartbeat(datetime.now(UTC), 60)
+    assert queue.live(matches) == set(matches)
+
+
+@pytest.fixture
+def stopping():
+    jobs.STOPPING.set()
+    yield
+    jobs.STOPPING.clear()
+
+
+def test_a_batch_whose_worker_is_stopping_hands_its_matches_back_in_order(queued_context, stopping) -> None:
+    """A stop request (SIGTERM: ``ArenaWorker.request_stop``) ends a batch after its current match; the
+    matches it had not begun go to the front of the queue, in their order, as jobs of their own."""
+    queue = queued_context.queue
+    matches = _tournament(queued_context)
+    queue.enqueue(matches[-1])  # already waiting
+    jobs.set_worker_context(queued_context)
+    try:
+        assert jobs.run_matches_job(matches[:3]) == []
+    finally:
+        jobs.set_worker_context(None)
+    assert queue.queue.job_ids == [job_id(m) for m in matches[:3]] + [job_id(matches[-1])]
+
+
+def test_a_batch_asks_for_a_boards_refit_at_once_then_at_most_once_per_delay_and_at_its_end() -> None:
+    sent: list[tuple[str, int]] = []
+    refits = jobs.Refits(lambda game, players: sent.append((game, players)), every_s=60)
+    for _ in range(5):
+        refits.request("pajarracos", 3)
+    refits.request("piranha-pedro", 2)
+    assert sent == [("pajarracos", 3), ("piranha-pedro", 2)]
+    refits.flush()
+    assert sent == [("pajarracos", 3), ("piranha-pedro", 2), ("pajarracos", 3)]
+    refits.flush()
+    assert len(sent) == 3  # nothing held back any more
+    every_time: list[tuple[str, int]] = []
+    at_once = jobs.Refits(lambda game, players: every_time.append((game, players)), every_s=0)
+    at_once.request("pajarracos", 3)
+    at_once.request("pajarracos", 3)
+    at_once.flush()
+    assert len(every_time) == 2  # ARENA_REFIT_DELAY_S=0: a refit after every match
