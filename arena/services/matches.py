@@ -13,7 +13,6 @@ match another worker played meanwhile.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -26,6 +25,7 @@ from arena.config import Settings
 from arena.services import live_feed, tournaments
 from arena.services.bots import address_guard
 from arena.services.leaderboards import refit
+from arena.services.lease_renewals import RENEWALS
 from arena.services.publication import DEAL_COLUMNS, close_deal, settle_deal
 from arena.services.redaction import redact_replay
 from arena.storage.db import Database, core
@@ -146,7 +146,7 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
 
 
 class _LeaseKeeper:
-    """Renews the lease every third of it, from a thread of its own while the match plays. Renewing only
+    """Has the lease renewed every third of it while the match plays, from a thread (``lease_renewals``). Renewing only
     between steps let a bot that thought longer than the lease (a decision may take 60 s, the lease is
     30 s) have the match started again by another worker on the same deal, and then play the second
     attempt knowing what the first had shown it.
@@ -165,24 +165,14 @@ class _LeaseKeeper:
         self.valid_until = claimed_at + lease_s - self.margin_s
         self.fence = Fence(self.valid_until)
         self.lost = False
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"lease-{match_id}", daemon=True)
 
     def __enter__(self) -> _LeaseKeeper:
-        self._thread.start()
+        RENEWALS.add(self)  # renewed from the process's one thread (``lease_renewals``)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
+        RENEWALS.remove(self)
         self.fence.close()
-
-    def _run(self) -> None:
-        while not self.lost and not self._stop.wait(self.lease_s / 3):
-            try:
-                self.renew()
-            except Exception as exc:  # the database away for a moment: the next beat tries again
-                log.warning("could not renew the lease of match %s: %s", self.match_id, type(exc).__name__)
 
     def renew(self) -> bool:
         """Extend the lease while this claim still holds it; False (and ``lost``) once it does not."""
