@@ -1,7 +1,8 @@
-"""The worker's own work per match, without RQ: ``run_match_job`` called in a loop on queued matches.
+"""The worker's own work per match, without RQ: the job functions called in a loop on queued matches,
+in batches of ``--batch`` (``run_matches_job``, as a tournament's are queued; 1: ``run_match_job`` each).
 
     python -m bench.worker_loop [--cycles 10] [--stored 0] [--postgres URL] [--profile out.txt]
-                                [--game piranha-pedro --seats 2]
+                                [--game piranha-pedro --seats 2] [--batch 8]
 
 Four instant bots (``tests.bot_zoo.polite``) in a process of their own, so that this process does only
 what a worker does per match: claim, play, record (publication, live Elo, outcome store, standings,
@@ -61,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--postgres", default=None, help="a PostgreSQL URL (default: a SQLite file)")
     parser.add_argument("--game", default=GAME)
     parser.add_argument("--seats", type=int, default=2)
+    parser.add_argument("--batch", type=int, default=8, help="matches per job (ARENA_MATCHES_PER_JOB's default)")
     parser.add_argument("--profile", default=None, help="write a pyinstrument profile of the loop here")
     parser.add_argument("--play-only", action="store_true",
                         help="only the referee's part: play_match on the same matches, nothing stored")
@@ -128,11 +130,15 @@ def run(args: argparse.Namespace, context, servers: list) -> None:  # type: igno
         subprocess.run(["callgrind_control", "--instr=on", str(os.getpid())], check=True, capture_output=True)
     pauses = GcPauses()
     cpu, wall, process = time.thread_time(), time.perf_counter(), time.process_time()
-    for match_id in ids:
+    for start in range(0, len(ids), max(1, args.batch)):
+        batch = ids[start:start + max(1, args.batch)]
         if args.play_only:
-            _play_alone(context, match_id)
+            for match_id in batch:
+                _play_alone(context, match_id)
+        elif len(batch) == 1:
+            assert jobs.run_match_job(batch[0]) == "recorded", batch
         else:
-            assert jobs.run_match_job(match_id) == "recorded", match_id
+            assert jobs.run_matches_job(batch) == ["recorded"] * len(batch), batch
     cpu, wall, process = time.thread_time() - cpu, time.perf_counter() - wall, time.process_time() - process
     pauses.stop()
     if phases is not None:
