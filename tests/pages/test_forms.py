@@ -183,9 +183,14 @@ class RecordingQueue(MatchQueue):
         super().__init__(*args, **kwargs)
         self.enqueued: list[int] = []
 
-    def enqueue(self, match_id: int) -> None:
-        super().enqueue(match_id)
+    def enqueue(self, match_id: int, at_front: bool = False) -> None:
+        super().enqueue(match_id, at_front)
         self.enqueued.append(match_id)
+
+    def enqueue_many(self, match_ids: list[int], size: int | None = None) -> int:
+        jobs = super().enqueue_many(match_ids, size)
+        self.enqueued.extend(match_ids)
+        return jobs
 
 
 def test_starting_a_tournament_queues_its_matches_and_opens_its_page(queued_context, random_bots) -> None:
