@@ -1,6 +1,6 @@
 """Throughput of the queue path: per-match overhead, worker scaling, a worker's memory over many matches.
 
-    python -m bench.throughput overhead [--matches 200] [--stored 0 100000] [--postgres URL]
+    python -m bench.throughput overhead [--matches 200] [--stored 0 100000] [--postgres URL] [--per-job 8]
     python -m bench.throughput scaling  [--matches 480] [--delay-ms 20] [--workers 1 4] [--postgres URL]
     python -m bench.throughput memory   [--matches 10000] [--postgres URL]
     python -m bench.throughput rq       [--jobs 300]
@@ -50,15 +50,17 @@ GAME = "piranha-pedro"
 
 
 @contextmanager
-def arena(postgres: str | None):
-    """A fresh database (SQLite file, or a PostgreSQL schema of its own), a Redis of its own."""
+def arena(postgres: str | None, matches_per_job: int = 8):
+    """A fresh database (SQLite file, or a PostgreSQL schema of its own), a Redis of its own; a tournament's
+    matches go to the workers in jobs of up to ``matches_per_job`` (``ARENA_MATCHES_PER_JOB``)."""
     workdir = Path(tempfile.mkdtemp(prefix="arena-bench-"))
     redis = h.RedisServer(workdir)
     redis.start()
     database_cm = postgres_database(postgres) if postgres else _sqlite(workdir)
     with database_cm as db:
         settings = load_settings({}, env="test", data_dir=workdir, secret_key="bench", rate_limits=False,
-                                 redis_url=redis.url, match_lease_s=60, decision_ms=5000)
+                                 redis_url=redis.url, match_lease_s=60, decision_ms=5000,
+                                 matches_per_job=matches_per_job)
         context = Context(settings=settings, db=db, queue=MatchQueue(connect(redis.url), settings))
         try:
             yield context, workdir
@@ -187,7 +189,7 @@ def in_process_rate(servers: list, matches: int) -> float:
 def cmd_overhead(args: argparse.Namespace) -> bool:
     ok = True
     for stored in args.stored:
-        with arena(args.postgres) as (context, workdir), h.slow_bots(5, 0) as servers:
+        with arena(args.postgres, args.per_job) as (context, workdir), h.slow_bots(5, 0) as servers:
             bots = _register(context, servers)
             store_old_matches(context, stored, bots)
             if stored:  # as a live arena would have it: the board's outcome store and fit already built
@@ -326,6 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     o = sub.add_parser("overhead")
     o.add_argument("--matches", type=int, default=200)
     o.add_argument("--stored", type=int, nargs="+", default=[0, 100000])
+    o.add_argument("--per-job", type=int, default=8, help="matches per RQ job (ARENA_MATCHES_PER_JOB; 1: one each)")
     s = sub.add_parser("scaling")
     s.add_argument("--matches", type=int, default=480)  # long enough that the last refit (ARENA_REFIT_DELAY_S) is small
     s.add_argument("--delay-ms", type=float, default=20)
