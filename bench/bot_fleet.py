@@ -10,8 +10,18 @@ awake).
 A bot's ``delay_s`` counts from the moment its server read the request line, not from when ``act`` is
 called: a bot that takes 100 ms answers 100 ms after the request reached it, its own HTTP and JSON work
 included (six bots parsing their requests on two cores otherwise start their clocks up to a millisecond
-apart, and that was counted as the referee's). Each bot also reports its own time per request outside
-``act`` (reading and parsing before, encoding and writing after) and its process's CPU time.
+apart, and that was counted as the referee's).
+
+A delayed bot also keeps its own work away from the referee's, as a bot on a machine of its own does: it
+reads, parses, acts and encodes its answer at half its delay (``DEFER``), not the moment the request
+arrives, and when its time is up only the write of the answer is left. Done at once, the six bots'
+reading, parsing and act (about 2 ms of CPU a step in all) ran on the two cores while the referee was
+still writing the other seats' requests, whose thread then waited in the run queue: the six requests
+arrived over 1.4-2.4 ms instead of 0.4-0.7 ms, and the last bot's 100 ms began that much later; and the
+six bots' encoding at the 100 ms mark (another 1.2-1.4 ms of CPU) ran while the referee read the first
+answers. The referee's own work is all still in the step, and so it is in the bare fan-out of the same
+bots. Each bot reports when each answer was due and how late it began to leave, how long the write
+took, and its process's CPU time.
 """
 
 from __future__ import annotations
@@ -27,49 +37,57 @@ from referee import protocol
 from sample_bots.random_bot import make_bot
 from sample_bots.sdk import Bot, BotRequestHandler, BotServer
 
+DEFER = 0.5  # a delayed bot does its work at this fraction of its delay (see the module's docstring)
+
 
 class _Marks(threading.local):
     arrived = 0.0  # when the request line was read
-    acted = (0.0, 0.0)  # when act was called and when it returned
+    due = 0.0  # when a delayed /act answer is due to leave (0: no delay)
+    written = 0.0  # when it was let go
 
 
 _marks = _Marks()
 
 
 class _TimedHandler(BotRequestHandler):
-    """Marks when a request arrived and when its answer was written."""
+    """A delayed bot's /act: its work at ``DEFER`` of the delay, only the write when the answer is due."""
 
-    own: ClassVar[list[tuple[float, float]]] = []  # per /act: ms before act, ms after it
+    delay_s: ClassVar[float] = 0.0
+    late: ClassVar[list[tuple[float, float]]] = []  # per delayed /act: when it was due, ms late its write began
+    own: ClassVar[list[float]] = []  # per delayed /act: ms its write took
 
     def parse_request(self) -> bool:
         _marks.arrived = time.perf_counter()
-        _marks.acted = (0.0, 0.0)
+        _marks.due = _marks.written = 0.0
+        if self.delay_s and self.raw_requestline.split(b" ")[1:2] == [b"/act"]:
+            _marks.due = _marks.arrived + self.delay_s
+            time.sleep(self.delay_s * DEFER)
         return super().parse_request()
 
+    def do_POST(self) -> None:
+        super().do_POST()  # the answer is in ``wfile``'s buffer (64 KiB), not sent yet
+        if _marks.due:
+            _until(_marks.due)
+            _marks.written = time.perf_counter()
+            self.late.append((_marks.due, (_marks.written - _marks.due) * 1000))
+
     def handle_one_request(self) -> None:
-        super().handle_one_request()
-        called, returned = _marks.acted
-        if called:
-            self.own.append(((called - _marks.arrived) * 1000, (time.perf_counter() - returned) * 1000))
+        super().handle_one_request()  # flushes ``wfile``: the answer leaves
+        if _marks.written:
+            self.own.append((time.perf_counter() - _marks.written) * 1000)
+            _marks.written = 0.0
 
 
 def _serve(pipe: Connection, seed: int, delay_s: float) -> None:
     inner = make_bot(seed)
     seen: list[tuple[float, dict[str, Any]]] = []
 
-    late_ms: list[float] = []
-
     def act(request: dict[str, Any]) -> Any:
-        called = time.perf_counter()
         seen.append((time.time(), request))
-        action = inner.act(request)
-        if delay_s:
-            _until(_marks.arrived + delay_s)
-            late_ms.append((time.perf_counter() - _marks.arrived - delay_s) * 1000)
-        _marks.acted = (called, time.perf_counter())
-        return action
+        return inner.act(request)
 
     server = BotServer(Bot(name=f"fleet{seed}", act=act, games=inner.games))
+    _TimedHandler.delay_s = delay_s
     server.RequestHandlerClass = _TimedHandler
     threading.Thread(target=server.serve_forever, daemon=True).start()
     pipe.send(server.url)
@@ -77,7 +95,7 @@ def _serve(pipe: Connection, seed: int, delay_s: float) -> None:
         if order == "bodies":
             pipe.send([(at, protocol.encode(request)) for at, request in seen])
         elif order == "late":
-            pipe.send(late_ms)
+            pipe.send(_TimedHandler.late)
         elif order == "own":
             pipe.send(_TimedHandler.own)
         elif order == "cpu":
@@ -99,7 +117,8 @@ def _until(moment: float) -> None:
 
 
 class BotFleet:
-    """``n`` random SDK bots, one process each, that each answer ``delay_s`` after ``act`` is called."""
+    """``n`` random SDK bots, one process each, that each answer an /act ``delay_s`` after its request line
+    arrived."""
 
     def __init__(self, n: int, delay_s: float = 0.0) -> None:
         context = multiprocessing.get_context("spawn")
@@ -123,12 +142,16 @@ class BotFleet:
         return [(url, body) for _at, url, body in sorted(out)]
 
     def late_ms(self) -> list[float]:
-        """How late each delayed answer left the bots' ``act`` (after its ``delay_s``), in ms."""
+        """How late each delayed answer began to leave (after its ``delay_s``), in ms."""
+        return [late for _due, late in self.late_marks()]
+
+    def late_marks(self) -> list[tuple[float, float]]:
+        """Per delayed answer, when it was due (``perf_counter``: the machine's monotonic clock, the same
+        in every process) and how late it began to leave, in ms."""
         return self._ask("late")
 
-    def own_ms(self) -> list[tuple[float, float]]:
-        """Per /act answered so far, every bot's own time before ``act`` was called (reading and parsing
-        the request) and after it returned (encoding and writing the answer), in ms."""
+    def own_ms(self) -> list[float]:
+        """Per delayed /act answered so far, how long the bot's write of its answer took, in ms."""
         return self._ask("own")
 
     def cpu_s(self) -> float:
