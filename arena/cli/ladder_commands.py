@@ -129,12 +129,13 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from arena.runtime.ladder_runner import run_scheduler
     from arena.runtime.lifeline import watch_lifeline_from_env
+
+    watch_lifeline_from_env()  # started by arena up: die with it (before the imports: service_commands.cmd_worker)
+    from arena.runtime.ladder_runner import run_scheduler
 
     context = _context(migrate=False)
     configure_logging(context.settings)
     if context.queue is None:
         raise SystemExit("arena ladder run needs ARENA_REDIS_URL (arena up starts one for the embedded default)")
-    watch_lifeline_from_env()  # started by arena up: die with it
     return run_scheduler(context, tell_settling=not args.quiet_settling)

@@ -102,13 +102,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_worker(args: argparse.Namespace) -> int:
     from arena.runtime.lifeline import watch_lifeline_from_env
+
+    # Started by arena up: die with it, watched before anything else. Regression (CI, a loaded machine):
+    # watched only after importing the worker's modules, two workers outlived a SIGKILLed arena up by more
+    # than 5 s (test_sigkill_of_arena_up_leaves_nothing_and_the_next_start_works).
+    watch_lifeline_from_env()
     from arena.runtime.worker import run_worker
 
     settings = _settings()
     configure_logging(settings)
     if not settings.redis_url:
         raise SystemExit("arena worker needs ARENA_REDIS_URL (arena up starts workers for the embedded default)")
-    watch_lifeline_from_env()  # started by arena up: die with it
     return run_worker(build_context(settings, migrate=False), burst=args.burst)
 
 
