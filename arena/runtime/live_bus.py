@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 from redis import Redis
-from redis.exceptions import NoScriptError, RedisError
+from redis.exceptions import RedisError
 
 from arena.runtime.queue import impatient
 
@@ -35,13 +35,19 @@ LINGER_S = 0.005  # a batch waits this long after its first event for more (a fa
 READ_TIMEOUT_S = 1.0  # a page's read of a topic's counter or kept event gives up after this
 KEPT_FRESH_S = 0.05  # a kept event read this recently is served again (a crowd on one topic costs one read)
 
-# One round trip per event: count it, splice the count into its JSON, keep it and/or publish it.
+# A batch of events in one call, in order: for each, count it, splice the count into its JSON, keep it
+# and/or publish it (three keys and five arguments an event). One call per batch, not one per event:
+# redis-py's own work per command was most of the publishing thread's CPU (bench.worker_loop).
 _PUBLISH = """
-local n = redis.call('INCR', KEYS[2])
-redis.call('EXPIRE', KEYS[2], ARGV[4])
-local message = ARGV[1] .. '\\n{"seq":' .. n .. ',' .. string.sub(ARGV[2], 2)
-if ARGV[3] == '1' then redis.call('SET', KEYS[3], message, 'EX', ARGV[4]) end
-if ARGV[5] == '1' then redis.call('PUBLISH', KEYS[1], message) end
+local n = 0
+for i = 0, #ARGV / 5 - 1 do
+  local k, a = i * 3, i * 5
+  n = redis.call('INCR', KEYS[k + 2])
+  redis.call('EXPIRE', KEYS[k + 2], ARGV[a + 4])
+  local message = ARGV[a + 1] .. '\\n{"seq":' .. n .. ',' .. string.sub(ARGV[a + 2], 2)
+  if ARGV[a + 3] == '1' then redis.call('SET', KEYS[k + 3], message, 'EX', ARGV[a + 4]) end
+  if ARGV[a + 5] == '1' then redis.call('PUBLISH', KEYS[k + 1], message) end
+end
 return n
 """
 
@@ -120,22 +126,14 @@ class LivePublisher:
                 return
 
     def _send(self, events: list[tuple[str, str, bytes, bool, bool]]) -> None:
-        """The events in order, in one round trip (a pipeline of the script's calls: a step's event and its
-        kept board come together, and a worker's events cost Redis one round trip per batch, not each)."""
-        if len(events) == 1:
-            self._script(keys=self._keys(events[0][0]), args=self._args(events[0]))  # (loads the script if need be)
-            return
-        for attempt in range(2):
-            pipe = self.redis.pipeline(transaction=False)
-            for event in events:
-                pipe.evalsha(self._script.sha, 3, *self._keys(event[0]), *self._args(event))
-            try:
-                pipe.execute()
-                return
-            except NoScriptError:  # a restarted Redis forgot the script: load it, send again
-                if attempt:
-                    raise
-                self.redis.script_load(_PUBLISH)
+        """The events in order, in one round trip and one script call (a step's event and its kept board
+        come together, and a worker's events cost Redis one round trip per batch, not each)."""
+        keys: list[str] = []
+        args: list[Any] = []
+        for event in events:
+            keys.extend(self._keys(event[0]))
+            args.extend(self._args(event))
+        self._script(keys=keys, args=args)  # (loads the script again into a restarted Redis that forgot it)
 
     def _keys(self, topic: str) -> list[str]:
         channel = self.prefix + topic

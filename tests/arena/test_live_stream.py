@@ -134,7 +134,7 @@ def test_a_tournament_that_ended_between_render_and_connect_regression_never_sho
 
 
 def test_events_sent_together_keep_their_order_also_after_redis_restarted(tmp_path) -> None:
-    """The publisher sends what queued up meanwhile in one round trip (a pipeline of the script's calls);
+    """The publisher sends what queued up meanwhile in one round trip (one call of its script, in order);
     a Redis that restarted has forgotten the script, and the batch is sent again once it is loaded."""
     from arena.runtime.live_bus import PREFIX, LivePublisher
     from tests.arena.service_harness import RedisServer
