@@ -71,9 +71,10 @@ def worker_env(context: Context) -> dict[str, str]:
 class Workers:
     """``arena worker`` processes, each in its own process group so a kill takes it whole."""
 
-    def __init__(self, context: Context, log_dir: Path) -> None:
+    def __init__(self, context: Context, log_dir: Path, command: list[str] | None = None) -> None:
         self.context = context
         self.log_dir = log_dir
+        self.command = command or [sys.executable, "-m", "arena.cli", "worker"]  # (a benchmark's timed worker)
         self.procs: list[subprocess.Popen] = []
         self._logs: list[Any] = []
 
@@ -82,7 +83,7 @@ class Workers:
             index = len(self.procs)
             log = open(self.log_dir / f"worker-{index}.log", "wb")  # noqa: SIM115 - closed in stop()
             self._logs.append(log)
-            self.procs.append(subprocess.Popen([sys.executable, "-m", "arena.cli", "worker"], cwd=ROOT,
+            self.procs.append(subprocess.Popen(self.command, cwd=ROOT,
                                                env=worker_env(self.context), stdout=log, stderr=subprocess.STDOUT,
                                                start_new_session=True))
 

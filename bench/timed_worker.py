@@ -1,0 +1,53 @@
+"""``arena worker`` that writes down, for each match it plays, when ``play_match`` began and ended and how
+long the arena's own hooks inside it took (the live feed, the lease checks), one JSON line per match to
+the file ``ARENA_BENCH_TIMINGS`` names: ``[pid, start, end, hooks_s]`` (``time.time()`` seconds).
+
+Goal 4 of issue 19 is the worker's own time per match, not the playing: the time between one play's end
+and the next one's start (RQ's dequeue and bookkeeping, the claim, the record, the refit request, and the
+line written here) plus its hooks inside the play, all measured in the worker's own process while it
+works. Measured so, it needs no second figure taken minutes apart to subtract from (``bench.throughput
+overhead``'s in-process rate, which moved by 2x between runs on this machine)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import arena.services.matches as matches
+from arena.cli import main
+
+PLAYED = matches.play_match
+
+
+def _timed(hooks: list[float], hook: Callable[..., Any]) -> Callable[..., Any]:
+    def run(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return hook(*args, **kwargs)
+        finally:
+            hooks[0] += time.perf_counter() - started
+
+    return run
+
+
+def timed_play(*args: Any, **kwargs: Any) -> Any:
+    hooks = [0.0]
+    for name in ("on_step", "on_public_step"):
+        if kwargs.get(name) is not None:
+            kwargs[name] = _timed(hooks, kwargs[name])
+    start = time.time()
+    try:
+        return PLAYED(*args, **kwargs)
+    finally:
+        end = time.time()
+        with open(os.environ["ARENA_BENCH_TIMINGS"], "a") as out:
+            out.write(json.dumps([os.getpid(), start, end, hooks[0]]) + "\n")
+
+
+if __name__ == "__main__":
+    matches.play_match = timed_play  # type: ignore[assignment]
+    sys.exit(main(["worker"]))
