@@ -156,22 +156,26 @@ def own_per_match(context: Context, timings: Path) -> float:
     4 counts their request, not the refit), plus the arena's hooks inside the play; over the matches after
     the first tenth (the first pick-up and a cold process left out) up to the last (the idle wait after it)."""
     rows = sorted(json.loads(line) for line in timings.read_text().splitlines())
-    plays: dict[int, list[tuple[float, float, float]]] = {}
-    for pid, start, end, hooks in rows:
-        plays.setdefault(pid, []).append((start, end, hooks))
+    plays: dict[int, list[list[float]]] = {}
+    for pid, *timing in rows:
+        plays.setdefault(pid, []).append(timing)
     own: list[float] = []
+    cpu: list[float] = []  # the worker thread's CPU in the gaps (the refits' included)
     for runs in plays.values():
         runs.sort()
-        for (_start, end, hooks), (following, _end, _hooks) in list(itertools.pairwise(runs))[len(runs) // 10:]:
+        for (_start, end, hooks, _c0, cpu_end), (following, *_rest, cpu_next, _c1) in list(
+                itertools.pairwise(runs))[len(runs) // 10:]:
             gap = following - end
             gap -= _refit_seconds(context, datetime.fromtimestamp(end, UTC), datetime.fromtimestamp(following, UTC))
             own.append(gap + hooks)
+            cpu.append(cpu_next - cpu_end)
     if os.environ.get("ARENA_BENCH_GAPS"):  # where the time goes: the spread of the gaps
         ordered = sorted(own)
         p90, hooks = ordered[int(len(ordered) * 0.9)], statistics.median(r[3] for r in rows)
         print(f"  gaps (ms): median {statistics.median(ordered) * 1000:.2f}, p90 {p90 * 1000:.2f}, max "
               f"{ordered[-1] * 1000:.2f}, the 5 longest {[round(x * 1000, 1) for x in ordered[-5:]]}, hooks median "
-              f"{hooks * 1000:.2f}", flush=True)
+              f"{hooks * 1000:.2f}; the worker thread's CPU in a gap: median {statistics.median(cpu) * 1000:.2f}, "
+              f"mean {statistics.mean(cpu) * 1000:.2f}", flush=True)
     return sum(own) / max(len(own), 1)
 
 

@@ -1,6 +1,7 @@
 """``arena worker`` that writes down, for each match it plays, when ``play_match`` began and ended and how
 long the arena's own hooks inside it took (the live feed, the lease checks), one JSON line per match to
-the file ``ARENA_BENCH_TIMINGS`` names: ``[pid, start, end, hooks_s]`` (``time.time()`` seconds).
+the file ``ARENA_BENCH_TIMINGS`` names: ``[pid, start, end, hooks_s, cpu_start, cpu_end]`` (``time.time()``
+seconds; the worker thread's CPU time, ``time.thread_time()``, at the play's start and end).
 
 Goal 4 of issue 19 is the worker's own time per match, not the playing: the time between one play's end
 and the next one's start (RQ's dequeue and bookkeeping, the claim, the record, the refit request, and the
@@ -39,13 +40,13 @@ def timed_play(*args: Any, **kwargs: Any) -> Any:
     for name in ("on_step", "on_public_step"):
         if kwargs.get(name) is not None:
             kwargs[name] = _timed(hooks, kwargs[name])
-    start = time.time()
+    start, cpu_start = time.time(), time.thread_time()
     try:
         return PLAYED(*args, **kwargs)
     finally:
-        end = time.time()
+        end, cpu_end = time.time(), time.thread_time()
         with open(os.environ["ARENA_BENCH_TIMINGS"], "a") as out:
-            out.write(json.dumps([os.getpid(), start, end, hooks[0]]) + "\n")
+            out.write(json.dumps([os.getpid(), start, end, hooks[0], cpu_start, cpu_end]) + "\n")
 
 
 if __name__ == "__main__":
