@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import threading
 import time
@@ -10,6 +11,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from rq import get_current_job
+from rq.job import Job
 
 from arena.composition import Context, build_context
 from arena.runtime import heap
@@ -64,15 +66,34 @@ def run_matches_job(match_ids: list[int]) -> list[str]:
                     ctx.queue.enqueue(rest, at_front=True)
                 break
             if job is not None and time.monotonic() - beaten > ctx.settings.match_lease_s / 4:
-                job.heartbeat(datetime.now(UTC), ctx.settings.match_lease_s)
                 beaten = time.monotonic()
-            outcomes.append(_play(ctx, int(match_id), refits.request if refits is not None else None))
+                _beat(job, ctx.settings.match_lease_s)
+            _limit_each_match(job, ctx.settings.job_timeout_s)
+            outcome = _play(ctx, int(match_id), refits.request if refits is not None else None)
+            if outcome == "lost" and ctx.queue is not None:  # released, and its batch plays on: a job of its own
+                ctx.queue.enqueue(int(match_id), at_front=True)
+            outcomes.append(outcome)
     finally:
         if refits is not None:
             refits.flush()
     if ctx.queue is not None and ctx.settings.ladder and any(outcome != "skipped" for outcome in outcomes):
         ctx.queue.wake_ladder()
     return outcomes
+
+
+def _beat(job: Job, lease_s: int) -> None:
+    """The batch's heartbeat (``MatchQueue.live``), only while RQ still holds its record: a heartbeat is a
+    field written into the record, and written into one that vanished it would leave a record without a job."""
+    if job.connection.exists(job.key):
+        job.heartbeat(datetime.now(UTC), lease_s)
+
+
+def _limit_each_match(job: Job | None, limit_s: int) -> None:
+    """``ARENA_JOB_TIMEOUT_S`` for each match of a batch, not for the batch (RQ's limit for it is that times
+    its size): RQ's death penalty is the process's alarm signal, set again here as each match starts. Only
+    under RQ's own handler for it: a process without one would be killed by the alarm."""
+    if job is not None and signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN, None):
+        signal.alarm(max(1, int(limit_s)))
 
 
 class Refits:

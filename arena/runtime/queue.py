@@ -219,7 +219,7 @@ class MatchQueue:
         now = time.time() if now is None else now
         waiting: set[str] | None = None
         alive = set()
-        for name, job in zip(distinct, Job.fetch_many(distinct, connection=self.redis), strict=True):
+        for name, job in zip(distinct, self._jobs(distinct), strict=True):
             if job is None:
                 continue
             status = job.get_status(refresh=False)
@@ -238,6 +238,20 @@ class MatchQueue:
             elif status in LIVE:
                 alive.add(name)
         return {match_id for match_id, name in zip(match_ids, names, strict=True) if name in alive}
+
+    def _jobs(self, names: list[str]) -> list[Job | None]:
+        """RQ's jobs by id, None for one that is gone or whose record is broken (a record without its data
+        raises in ``fetch_many``: one such must not stop the reconciler for every match)."""
+        try:
+            return Job.fetch_many(names, connection=self.redis)
+        except Exception:
+            jobs: list[Job | None] = []
+            for name in names:
+                try:
+                    jobs.append(Job.fetch(name, connection=self.redis))
+                except Exception:
+                    jobs.append(None)
+            return jobs
 
     def cancel(self, match_id: int) -> None:
         """Cancel the match's own job; a batch is left to play its other matches (the database status

@@ -103,6 +103,7 @@ def run_worker(context: Context, burst: bool = False, reconcile_in_background: b
     if context.queue is None:
         raise SystemExit("a worker needs Redis: set ARENA_REDIS_URL")
     set_worker_context(context)
+    STOPPING.clear()
     reconciler = Reconciler(context) if reconcile_in_background and not burst else None
     if reconciler:
         reconciler.start()

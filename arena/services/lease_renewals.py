@@ -54,14 +54,15 @@ class Renewals:
                 lease.renew()
             except Exception as exc:  # the database away for a moment: the next beat tries again
                 log.warning("could not renew the lease of match %s: %s", lease.match_id, type(exc).__name__)
-            with self._changed:
-                self._renewing = None
-                if lease in self._due:
-                    if lease.lost:
-                        del self._due[lease]
-                    else:
-                        self._due[lease] = time.monotonic() + lease.lease_s / 3
-                self._changed.notify_all()
+            finally:
+                with self._changed:
+                    self._renewing = None
+                    if lease in self._due:
+                        if lease.lost:
+                            del self._due[lease]
+                        else:
+                            self._due[lease] = time.monotonic() + lease.lease_s / 3
+                    self._changed.notify_all()
 
     def _next_due(self) -> Renewable:
         """Wait (holding ``_changed``'s lock between waits) until a lease is due; return it."""

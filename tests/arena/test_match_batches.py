@@ -3,6 +3,7 @@ real Redis: how they are cut, how the reconciler sees them, what a stop request 
 
 from __future__ import annotations
 
+import signal
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -137,3 +138,68 @@ def test_a_batch_asks_for_a_boards_refit_at_once_then_at_most_once_per_delay_and
     at_once.request("pajarracos", 3)
     at_once.flush()
     assert len(every_time) == 2  # ARENA_REFIT_DELAY_S=0: a refit after every match
+
+
+class FakeJob:
+    """What ``run_matches_job`` asks of RQ's current job: its record's key and connection, and a heartbeat."""
+
+    def __init__(self, redis, key: str) -> None:  # type: ignore[no-untyped-def]
+        self.connection, self.key = redis, key
+        self.beats: list[datetime] = []
+
+    def heartbeat(self, timestamp: datetime, ttl: int) -> None:
+        self.beats.append(timestamp)
+
+
+@pytest.fixture
+def batch_job(queued_context, monkeypatch):  # type: ignore[no-untyped-def]
+    """``run_matches_job`` as RQ runs it: a current job, the worker's context."""
+    queue = queued_context.queue
+    queue.redis.hset("rq:job:fake-batch", "status", "started")
+    job = FakeJob(queue.redis, "rq:job:fake-batch")
+    monkeypatch.setattr(jobs, "get_current_job", lambda: job)
+    jobs.set_worker_context(queued_context)
+    yield job
+    jobs.set_worker_context(None)
+    queue.redis.delete("rq:job:fake-batch")
+
+
+def test_a_batch_beats_before_its_first_match_then_once_per_quarter_lease(queued_context, batch_job) -> None:
+    """The reconciler calls a started batch alive while its beat is younger than a lease (``live``): a batch
+    that did not beat would have its matches queued again as soon as it had run a lease."""
+    assert jobs.run_matches_job([10_001, 10_002, 10_003]) == ["skipped"] * 3  # no such matches: nothing to play
+    assert len(batch_job.beats) == 1  # three skipped matches take far less than a quarter lease
+
+
+def test_a_batch_whose_record_vanished_writes_no_heartbeat_into_it(queued_context, batch_job) -> None:
+    """A heartbeat is a field written into RQ's record of the job: written after the record was removed
+    (Redis restarted, ``rq`` emptied), it would leave a record without a job for the reconciler to trip on."""
+    queued_context.queue.redis.delete(batch_job.key)
+    jobs.run_matches_job([10_001])
+    assert batch_job.beats == [] and not queued_context.queue.redis.exists(batch_job.key)
+
+
+def test_each_match_of_a_batch_gets_the_job_time_limit_not_the_batch(queued_context, batch_job) -> None:
+    """RQ's limit for a batch is ``job_timeout_s`` times its size; each match is held to ``job_timeout_s``:
+    the alarm RQ's death penalty set is set again as each match starts."""
+    previous = signal.signal(signal.SIGALRM, lambda *_: None)  # RQ's death penalty installs a handler
+    try:
+        signal.alarm(queued_context.settings.job_timeout_s * 8)
+        jobs.run_matches_job([10_001])
+        left = signal.alarm(0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    assert queued_context.settings.job_timeout_s - 5 <= left <= queued_context.settings.job_timeout_s
+
+
+def test_a_broken_job_record_regression_would_have_stopped_the_reconciler(queued_context) -> None:
+    """Review finding: RQ's ``fetch_many`` raises for a record without its data (a heartbeat written into a
+    vanished record left one); the reconciler stopped there for every match. It is now a job that is gone."""
+    queue = queued_context.queue
+    matches = _tournament(queued_context)
+    queue.enqueue_many(matches[:4], size=4)
+    queue.redis.delete(f"rq:job:{batch_id(matches[:4])}")
+    queue.redis.hset(f"rq:job:{batch_id(matches[:4])}", "last_heartbeat", "2026-12-03T00:00:00Z")
+    assert queue.live(matches[:4]) == set()
+    with queued_context.db.session() as session:
+        assert reconcile(session, queue)["requeued"] == 12

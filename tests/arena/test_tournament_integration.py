@@ -113,7 +113,6 @@ def test_a_worker_stopped_mid_batch_hands_back_the_matches_it_had_not_begun(queu
         os.killpg(proc.pid, signal.SIGTERM)
         assert proc.wait(timeout=15) == 0, workers.logs()
         assert _played(queued_context) - before <= 2  # the match in flight (and one ending as it came)
-        assert queued_context.queue.queue.job_ids[0].startswith("match-")  # the batch's rest, at the front
         with queued_context.db.session() as session:
             owed = list(session.scalars(select(Match.id).where(Match.tournament_id == tournament_id,
                                                                Match.status == MatchStatus.QUEUED)))
