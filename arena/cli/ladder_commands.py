@@ -131,7 +131,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     from arena.runtime.lifeline import watch_lifeline_from_env
 
-    watch_lifeline_from_env()  # started by arena up: die with it (before the imports: service_commands.cmd_worker)
+    watch_lifeline_from_env()  # started by arena up: die with it (``python -m arena.cli`` watched already)
     from arena.runtime.ladder_runner import run_scheduler
 
     context = _context(migrate=False)

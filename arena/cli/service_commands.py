@@ -103,10 +103,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> int:
     from arena.runtime.lifeline import watch_lifeline_from_env
 
-    # Started by arena up: die with it, watched before anything else. Regression (CI, a loaded machine):
-    # watched only after importing the worker's modules, two workers outlived a SIGKILLed arena up by more
-    # than 5 s (test_sigkill_of_arena_up_leaves_nothing_and_the_next_start_works).
-    watch_lifeline_from_env()
+    watch_lifeline_from_env()  # started by arena up: die with it (``python -m arena.cli`` watched already)
     from arena.runtime.worker import run_worker
 
     settings = _settings()

@@ -16,7 +16,9 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import fcntl
 import os
+import select
 import signal
 import sys
 import threading
@@ -37,8 +39,34 @@ def set_parent_death_signal(sig: int = signal.SIGTERM) -> bool:
         return False
 
 
+def signal_group_on_eof(fd: int) -> bool:
+    """Linux, in a process that leads its group: have the kernel itself end the group (SIGIO, whose default
+    action terminates) once the pipe's last writer is gone, with no Python thread to be scheduled first. A
+    worker busy importing on a loaded machine kept its watching thread from the GIL for over 5 s (CI:
+    test_sigkill_of_arena_up_leaves_nothing_and_the_next_start_works). The signal's owner is set per open
+    file, and the workers share the one they were handed: each opens the pipe again for its own. False
+    where this cannot be had (the watching thread is then the only way)."""
+    if not sys.platform.startswith("linux") or os.getpgrp() != os.getpid():
+        return False
+    try:
+        own = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+        fcntl.fcntl(own, fcntl.F_SETOWN, -os.getpgrp())
+        fcntl.fcntl(own, fcntl.F_SETFL, fcntl.fcntl(own, fcntl.F_GETFL) | os.O_ASYNC)
+    except OSError:
+        return False
+    _kept.append(own)  # open for the process's life
+    if select.select([own], [], [], 0)[0]:  # the writer was gone already: no signal will come for it
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    return True
+
+
+_kept: list[int] = []
+
+
 def watch_lifeline(fd: int) -> threading.Thread:
-    """In a child: when the parent holding the pipe's write end dies, kill this process group."""
+    """In a child: when the parent holding the pipe's write end dies, kill this process group (by the
+    kernel's signal where it can, ``signal_group_on_eof``, and from a thread everywhere)."""
+    signal_group_on_eof(fd)
 
     def wait_for_eof() -> None:
         with contextlib.suppress(OSError):
@@ -53,10 +81,17 @@ def watch_lifeline(fd: int) -> threading.Thread:
     return thread
 
 
+_watching: list[threading.Thread] = []  # the process's one watch (``python -m arena.cli`` starts it first)
+
+
 def watch_lifeline_from_env() -> threading.Thread | None:
-    """Start :func:`watch_lifeline` if the parent passed a lifeline (``arena up`` does)."""
+    """Start :func:`watch_lifeline` if the parent passed a lifeline (``arena up`` does), once a process."""
     value = os.environ.get(LIFELINE_FD_ENV, "")
-    return watch_lifeline(int(value)) if value.isdigit() else None
+    if not value.isdigit():
+        return None
+    if not _watching:
+        _watching.append(watch_lifeline(int(value)))
+    return _watching[0]
 
 
 def main(argv: Sequence[str]) -> int:

@@ -76,3 +76,33 @@ def test_the_lifeline_wrapper_refuses_a_malformed_command_line(capsys) -> None:
     assert main(["not-a-pid", "--", "/bin/true"]) == 2
     assert main([str(os.getpid())]) == 2
     assert "usage" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SIGIO on a pipe's last close is Linux's")
+def test_a_worker_that_cannot_run_its_watching_thread_still_dies_with_arena_up() -> None:
+    """Regression (CI, a loaded machine): two workers still importing the command line outlived a SIGKILLed
+    ``arena up`` by more than 5 s, their watching thread kept from the GIL. The kernel now ends the group by
+    itself: here a child that never starts the thread, never reads the pipe, and forked a process of its
+    own, each spinning, dies with its whole group the moment the pipe's writer is gone."""
+    read, write = os.pipe()
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import os, time
+        from arena.runtime.lifeline import signal_group_on_eof
+        assert signal_group_on_eof({read})
+        if os.fork() == 0:
+            print(os.getpid(), flush=True)
+        while True:
+            pass
+    """)], pass_fds=(read,), process_group=0, stdout=subprocess.PIPE, text=True)
+    os.close(read)
+    try:
+        forked = psutil.Process(int(child.stdout.readline()))
+        os.close(write)
+        assert child.wait(timeout=5) == -29  # SIGIO: the kernel's, no Python involved
+        _gone, alive = psutil.wait_procs([forked], timeout=5)
+        assert alive == []
+    finally:
+        child.stdout.close()
+        if child.poll() is None:
+            os.killpg(child.pid, 9)
+            child.wait()

@@ -5,6 +5,7 @@ or result at any moment, and its replay appears by itself once the deal is over.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -183,9 +184,12 @@ def test_a_sealed_match_shows_no_board_seed_hand_or_result_until_its_deal_is_ove
             assert time.monotonic() < deadline, f"the deal was not published\n{live_arena.worker_output()}"
             html = page_html(page)
             contents.append(html)
-            if "stays hidden" in html:
+            if "stays hidden" in html and not seen_hidden:
                 seen_hidden = True
-                page.screenshot(path=str(screenshots / "live-sealed-match.png"), full_page=True)
+                # once, and only an artifact for people: in one CI run (loaded machine) the screenshot, then taken
+                # at every look, went past Playwright's 30 s and failed the test
+                with contextlib.suppress(PlaywrightError):
+                    page.screenshot(path=str(screenshots / "live-sealed-match.png"), full_page=True, timeout=10_000)
             if page.locator("#replay").count():
                 break
             page.wait_for_timeout(150)
