@@ -16,12 +16,14 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry as RedisRetry
 from rq import Queue, Retry, Worker
 from rq.job import Job, JobStatus
+from rq.queue import EnqueueData
 
 from arena.config import Settings
 
 JOB_FUNCTION = "arena.runtime.jobs.run_match_job"
 BATCH_FUNCTION = "arena.runtime.jobs.run_matches_job"
 JOB_OF = "arena:{queue}:job-of:{match}"  # the batch job that holds a match (a match alone: ``job_id``)
+FAILURE_TTL_S = 7 * 24 * 3600  # a match job that failed is kept this long (and a batched match's pointer)
 JOBS_PER_WORKER = 8  # a batch is small enough that each worker gets this many jobs: the last ones end together
 REFIT_FUNCTION = "arena.runtime.jobs.refit_job"
 REFIT_PENDING = "arena:{queue}:refit-pending:{game}:{players}"  # per queue: arenas may share a Redis
@@ -84,18 +86,8 @@ class MatchQueue:
         match whose worker died). It no longer points to a batch it was in (``JOB_OF``): that batch is
         over or dead, else the reconciler would not queue the match again."""
         pipe = self.redis.pipeline()
-        self.queue.enqueue(
-            JOB_FUNCTION,
-            match_id,
-            job_id=job_id(match_id),
-            at_front=at_front,
-            job_timeout=self.settings.job_timeout_s,
-            retry=Retry(max=3, interval=[1, 5, 15]),
-            result_ttl=3600,
-            failure_ttl=7 * 24 * 3600,
-            pipeline=pipe,
-        )
-        pipe.delete(JOB_OF.format(queue=self.settings.queue_name, match=match_id))
+        self.queue.enqueue_many([self._job([match_id], at_front)], pipeline=pipe)
+        pipe.delete(self._job_of(match_id))
         pipe.execute()
 
     def enqueue_many(self, match_ids: list[int], size: int | None = None) -> int:
@@ -106,22 +98,29 @@ class MatchQueue:
             size = batch_size(len(match_ids), self.workers() if len(match_ids) > 1 else 1,
                               self.settings.matches_per_job)
         pipe = self.redis.pipeline()
-        options = {"retry": Retry(max=3, interval=[1, 5, 15]), "result_ttl": 3600, "failure_ttl": 7 * 24 * 3600}
         datas = []
         for start in range(0, len(match_ids), size):
             batch = match_ids[start:start + size]
-            if len(batch) == 1:
-                datas.append(Queue.prepare_data(JOB_FUNCTION, (batch[0],), job_id=job_id(batch[0]),
-                                                timeout=self.settings.job_timeout_s, **options))
-                continue
-            name = batch_id(batch)
-            datas.append(Queue.prepare_data(BATCH_FUNCTION, (batch,), job_id=name,
-                                            timeout=self.settings.job_timeout_s * len(batch), **options))
-            for match_id in batch:
-                pipe.set(JOB_OF.format(queue=self.settings.queue_name, match=match_id), name, ex=options["failure_ttl"])
+            datas.append(self._job(batch))
+            if len(batch) > 1:
+                for match_id in batch:
+                    pipe.set(self._job_of(match_id), batch_id(batch), ex=FAILURE_TTL_S)
         self.queue.enqueue_many(datas, pipeline=pipe)
         pipe.execute()
         return len(datas)
+
+    def _job(self, match_ids: list[int], at_front: bool = False) -> EnqueueData:
+        """RQ's job for these matches: one match's own (``job_id``), or a batch of them, with
+        ``job_timeout_s`` for each (``jobs.run_matches_job`` holds each match to it)."""
+        function, args, name = ((JOB_FUNCTION, (match_ids[0],), job_id(match_ids[0])) if len(match_ids) == 1
+                                else (BATCH_FUNCTION, (match_ids,), batch_id(match_ids)))
+        return Queue.prepare_data(function, args, job_id=name, at_front=at_front,
+                                  timeout=self.settings.job_timeout_s * len(match_ids),
+                                  retry=Retry(max=3, interval=[1, 5, 15]), result_ttl=3600,
+                                  failure_ttl=FAILURE_TTL_S)
+
+    def _job_of(self, match_id: int) -> str:
+        return JOB_OF.format(queue=self.settings.queue_name, match=match_id)
 
     def request_refit(self, game: str, players: int) -> bool:
         """Queue a refit of one leaderboard unless one is already waiting (a burst of finished matches
@@ -212,7 +211,7 @@ class MatchQueue:
             return set()
         pipe = self.redis.pipeline(transaction=False)
         for match_id in match_ids:
-            pipe.get(JOB_OF.format(queue=self.settings.queue_name, match=match_id))
+            pipe.get(self._job_of(match_id))
         names = [_text(held) if held else job_id(match_id)
                  for match_id, held in zip(match_ids, pipe.execute(), strict=True)]
         distinct = list(dict.fromkeys(names))
