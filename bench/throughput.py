@@ -159,6 +159,7 @@ def own_per_match(context: Context, timings: Path) -> float:
     plays: dict[int, list[list[float]]] = {}
     for pid, *timing in rows:
         plays.setdefault(pid, []).append(timing)
+    refits = _refit_spans(context)
     own: list[float] = []
     cpu: list[float] = []  # the worker thread's CPU in the gaps (the refits' included)
     for runs in plays.values():
@@ -166,7 +167,7 @@ def own_per_match(context: Context, timings: Path) -> float:
         for (_start, end, hooks, _c0, cpu_end), (following, *_rest, cpu_next, _c1) in list(
                 itertools.pairwise(runs))[len(runs) // 10:]:
             gap = following - end
-            gap -= _refit_seconds(context, datetime.fromtimestamp(end, UTC), datetime.fromtimestamp(following, UTC))
+            gap -= _refit_seconds(refits, datetime.fromtimestamp(end, UTC), datetime.fromtimestamp(following, UTC))
             own.append(gap + hooks)
             cpu.append(cpu_next - cpu_end)
     if os.environ.get("ARENA_BENCH_GAPS"):  # where the time goes: the spread of the gaps
@@ -193,20 +194,21 @@ def steady_per_match(context: Context, tournament_id: int) -> tuple[float, float
     skip = max(1, len(times) // 10)
     start, end = times[skip - 1], times[-1]
     window, count = (end - start).total_seconds(), len(times) - skip
-    return window / count, (window - _refit_seconds(context, start, end)) / count
+    return window / count, (window - _refit_seconds(_refit_spans(context), start, end)) / count
 
 
-def _refit_seconds(context: Context, start: datetime, end: datetime) -> float:
-    """Seconds of refit jobs (finished ones, as RQ recorded them) inside ``start``-``end``."""
+def _refit_spans(context: Context) -> list[tuple[datetime, datetime]]:
+    """When each refit job ran (finished ones, as RQ recorded them)."""
     assert context.queue is not None
     registry = FinishedJobRegistry(queue=context.queue.queue)
-    total = 0.0
-    for job in Job.fetch_many(registry.get_job_ids(), connection=context.queue.redis):
-        if job is None or job.func_name != REFIT_FUNCTION or job.started_at is None or job.ended_at is None:
-            continue
-        overlap = min(end, _utc(job.ended_at)) - max(start, _utc(job.started_at))
-        total += max(0.0, overlap.total_seconds())
-    return total
+    return [(_utc(job.started_at), _utc(job.ended_at))
+            for job in Job.fetch_many(registry.get_job_ids(), connection=context.queue.redis)
+            if job is not None and job.func_name == REFIT_FUNCTION and job.started_at and job.ended_at]
+
+
+def _refit_seconds(spans: list[tuple[datetime, datetime]], start: datetime, end: datetime) -> float:
+    """Seconds of the refit ``spans`` inside ``start``-``end``."""
+    return sum(max(0.0, (min(end, ended) - max(start, began)).total_seconds()) for began, ended in spans)
 
 
 def _utc(moment: datetime) -> datetime:
