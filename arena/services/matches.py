@@ -87,28 +87,24 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
     ``request_refit`` is given (the worker passes the queue's), otherwise right here. ``live``: where its
     spectators' events go (``live_feed``: the public board, only while no twin of its deal is open)."""
     claimed_at = time.perf_counter()  # before the claim: the lease it takes ends no earlier than this + lease
-    with db.session() as session:
+    # No transaction: the claim is one atomic UPDATE, and what is read after it (the seats' bots, the deal's
+    # statuses for the live feed) each statement reads as it is, as it would in a read-committed one.
+    with db.session(autocommit=True) as session:
         claimed = claim(session, match_id, worker, settings.match_lease_s)
         if claimed is None:
             return "skipped"
         attempt = claimed.attempts
-        if attempt > MAX_ATTEMPTS:  # it fails every time: give up, so its deal can close
-            session.execute(update(Match).where(Match.id == match_id)
-                            .values(status=MatchStatus.ERROR, error=GAVE_UP, finished_at=utcnow()))
-            close_deal(session, match_id)
-            _finish_tournament_if_done(session, match_id)
-            return "error"
-        if claimed.tournament_status == TournamentStatus.CANCELLED:
-            session.execute(update(Match).where(Match.id == match_id).values(status=MatchStatus.CANCELLED))
-            close_deal(session, match_id)  # its twins' sealed results may wait for it alone
-            return "cancelled"
-        bots = _seat_specs(session, match_id)
-        # Each attempt is a new match to the bots: one that saw an earlier, cut-short attempt would
-        # otherwise refuse the replayed turns as stale.
-        referee_match_id = f"m{match_id}a{attempt}"
-        setup = (claimed.game, claimed.seed, dict(claimed.params), settings.time_controls(claimed.time_limit_ms))
-        deal = None if live is None else live_feed.read_deal(session, match_id, claimed.tournament_id,
-                                                             claimed.ladder_id, claimed.seed)
+        playable = attempt <= MAX_ATTEMPTS and claimed.tournament_status != TournamentStatus.CANCELLED
+        if playable:
+            bots = _seat_specs(session, match_id)
+            deal = None if live is None else live_feed.read_deal(session, match_id, claimed.tournament_id,
+                                                                 claimed.ladder_id, claimed.seed)
+    if not playable:  # claimed, so no other worker writes it meanwhile (a death here: claimed again later)
+        return _end_unplayed(db, match_id, given_up=attempt > MAX_ATTEMPTS)
+    # Each attempt is a new match to the bots: one that saw an earlier, cut-short attempt would
+    # otherwise refuse the replayed turns as stale.
+    referee_match_id = f"m{match_id}a{attempt}"
+    setup = (claimed.game, claimed.seed, dict(claimed.params), settings.time_controls(claimed.time_limit_ms))
     game, seed, params, tc = setup
     log.info("match started", extra={"match_id": match_id, "game": game, "worker": worker})
     keeper = _LeaseKeeper(db, match_id, worker, attempt, settings.match_lease_s, claimed_at)
@@ -214,6 +210,21 @@ class _LeaseKeeper:
             self.check()
 
         return hook
+
+
+def _end_unplayed(db: Database, match_id: int, given_up: bool) -> str:
+    """A claimed match not to be played: one that failed ``MAX_ATTEMPTS`` times is an error (so its deal can
+    close), one of a cancelled tournament is cancelled (its twins' sealed results may wait for it alone)."""
+    with db.session() as session:
+        if given_up:
+            session.execute(update(Match).where(Match.id == match_id)
+                            .values(status=MatchStatus.ERROR, error=GAVE_UP, finished_at=utcnow()))
+            close_deal(session, match_id)
+            _finish_tournament_if_done(session, match_id)
+            return "error"
+        session.execute(update(Match).where(Match.id == match_id).values(status=MatchStatus.CANCELLED))
+        close_deal(session, match_id)
+        return "cancelled"
 
 
 def _seat_specs(session: Session, match_id: int) -> list[BotSpec]:

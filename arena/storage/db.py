@@ -18,6 +18,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = Path(__file__).with_name("migrations")
+AUTOCOMMIT = "arena_autocommit"  # the execution option of ``Database.session(autocommit=True)`` on SQLite
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
@@ -33,8 +34,11 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyp
 def _sqlite_begin(conn) -> None:  # type: ignore[no-untyped-def]
     """Writers take the write lock at BEGIN (IMMEDIATE): a read-then-write transaction can then never
     fail on a snapshot that another writer made stale. Read-only units of work begin DEFERRED and, in
-    WAL mode, never wait for writers."""
-    mode = "DEFERRED" if conn.get_execution_options().get("readonly") else "IMMEDIATE"
+    WAL mode, never wait for writers; autocommit ones begin nothing (each statement is its own)."""
+    options = conn.get_execution_options()
+    if options.get(AUTOCOMMIT):  # the driver is in autocommit mode already (``_sqlite_pragmas``)
+        return
+    mode = "DEFERRED" if options.get("readonly") else "IMMEDIATE"
     conn.exec_driver_sql(f"BEGIN {mode}")
 
 
@@ -83,12 +87,18 @@ class Database:
             event.listen(self.engine, "begin", _sqlite_begin)
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
         self.read_sessions = sessionmaker(self.engine.execution_options(readonly=True), expire_on_commit=False)
+        # SQLite's driver runs in autocommit mode and a transaction is our BEGIN (``_sqlite_begin``), which this
+        # option leaves out; PostgreSQL's is told (and set back when the connection returns to the pool).
+        autocommit = {AUTOCOMMIT: True} if url.startswith("sqlite") else {"isolation_level": "AUTOCOMMIT"}
+        self.autocommit_sessions = sessionmaker(self.engine.execution_options(**autocommit), expire_on_commit=False)
 
     @contextmanager
-    def session(self, readonly: bool = False) -> Iterator[Session]:
+    def session(self, readonly: bool = False, autocommit: bool = False) -> Iterator[Session]:
         """A unit of work: commits on success, rolls back on any error. ``readonly`` units never take
-        SQLite's write lock (pages and GET requests use them)."""
-        session = (self.read_sessions if readonly else self.sessions)()
+        SQLite's write lock (pages and GET requests use them). ``autocommit``: no transaction, each
+        statement stands alone (a worker's claim: one atomic UPDATE and two reads), which saves the
+        BEGIN and COMMIT round trips of a unit that needs neither."""
+        session = (self.autocommit_sessions if autocommit else self.read_sessions if readonly else self.sessions)()
         try:
             yield session
             session.commit()
