@@ -63,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--game", default=GAME)
     parser.add_argument("--seats", type=int, default=2)
     parser.add_argument("--batch", type=int, default=8, help="matches per job (ARENA_MATCHES_PER_JOB's default)")
+    parser.add_argument("--trace", action="store_true", help="print each SQL statement of the first timed match")
     parser.add_argument("--profile", default=None, help="write a pyinstrument profile of the loop here")
     parser.add_argument("--play-only", action="store_true",
                         help="only the referee's part: play_match on the same matches, nothing stored")
@@ -117,6 +118,19 @@ def run(args: argparse.Namespace, context, servers: list) -> None:  # type: igno
     statements: collections.Counter[str] = collections.Counter()
     event.listen(context.db.engine, "before_cursor_execute",
                  lambda _c, _cur, sql, *_: statements.update([sql.split(None, 1)[0].upper()]))
+    if args.trace:
+        traced = {"left": 1}
+        event.listen(context.db.engine, "before_cursor_execute",
+                     lambda _c, _cur, sql, *_: traced["left"] > 0 and print("  SQL", " ".join(sql.split())[:160]))
+        event.listen(context.db.engine, "commit", lambda _c: traced["left"] > 0 and print("  COMMIT"))
+        done = jobs._play
+
+        def trace_one(*a, **k):  # type: ignore[no-untyped-def]
+            try:
+                return done(*a, **k)
+            finally:
+                traced["left"] -= 1
+        jobs._play = trace_one
     phases = _phases(context) if args.phases else None
     if phases is not None:
         event.listen(context.db.engine, "before_cursor_execute", lambda *_: phases.statement())
