@@ -57,21 +57,29 @@ _LIVE_READ = select(_LIVE.c.bot_id, _LIVE.c.elo, _LIVE.c.games).where(
     _LIVE.c.bot_id.in_(bindparam("bots", expanding=True)))
 
 
-def update_live(session: Session, game: str, bots: list[int], result: dict[str, Any]) -> dict[int, tuple[float, int]]:
-    """Classic incremental Elo for the moment-to-moment ladder (order-dependent, shown as provisional);
-    returns each bot's new live Elo and rated-match count (the rating chart's point, without a read back).
-    A read and one upsert, in Core: this runs for every published match."""
-    players = len(bots)
+def update_live(session: Session, game: str, played: list[tuple[list[int], dict[str, Any]]]
+                ) -> list[dict[int, tuple[float, int]]]:
+    """Classic incremental Elo for the moment-to-moment ladder (order-dependent, shown as provisional), for
+    the matches of one board ``played`` in this order (their seats' bots and results); returns after each
+    match its bots' new live Elo and rated-match counts (the rating chart's points, without a read back).
+    One read and one upsert, in Core, however many matches: this runs for every published deal."""
+    if not played:
+        return []
+    players = len(played[0][0])
     lock_board(session, game, players)
-    rows = core(session).execute(_LIVE_READ, {"game": game, "players": players, "bots": bots})
+    everyone = sorted({bot for bots, _result in played for bot in bots})
+    rows = core(session).execute(_LIVE_READ, {"game": game, "players": players, "bots": everyone})
     elo = LiveElo()
     elo.load({bot: (value, games) for bot, value, games in rows})
-    elo.update(MatchOutcome.from_result(bots, result, ranking_kind(game)))
-    live = {bot: (elo.rating(bot), elo.games(bot)) for bot in bots}
+    after = []
+    for bots, result in played:
+        elo.update(MatchOutcome.from_result(bots, result, ranking_kind(game)))
+        after.append({bot: (elo.rating(bot), elo.games(bot)) for bot in bots})
+    final = {bot: value for one in after for bot, value in one.items()}  # each bot's value after its last match
     upsert(session, LiveRating, [{"game": game, "players": players, "bot_id": bot, "elo": value, "games": games}
-                                 for bot, (value, games) in sorted(live.items())],
+                                 for bot, (value, games) in sorted(final.items())],
            ("game", "players", "bot_id"), replace=("elo", "games"))
-    return live
+    return after
 
 
 def match_log(session: Session, game: str, players: int) -> tuple[list[MatchOutcome], int]:

@@ -33,16 +33,22 @@ def increment(session: Session, amounts: dict[tuple[str, str], float]) -> None:
     upsert(session, MetricCounter, rows, ("name", "labels"), add=("value",))
 
 
-def count_match(session: Session, game: str, fault_kinds: list[str], latency_hist: list[int],
-                latency_sum_ms: float) -> None:
-    """Everything one recorded match adds to the counters, in one statement."""
-    amounts: dict[tuple[str, str], float] = {(MATCHES, f"game={game}"): 1}
-    for kind in set(fault_kinds):
-        amounts[(FAULTS, f"kind={kind}")] = fault_kinds.count(kind)
-    for index, count in enumerate(latency_hist):
-        amounts[(LATENCY_BUCKET, f"le={index}")] = count
-    amounts[(LATENCY_SUM, "")] = latency_sum_ms
-    amounts[(LATENCY_COUNT, "")] = sum(latency_hist)
+def count_matches(session: Session, matches: list[tuple[str, list[str], list[int], float]]) -> None:
+    """Everything recorded matches add to the counters, in one statement: for each, its game, its faults'
+    kinds, its decisions' latency histogram and their sum."""
+    amounts: dict[tuple[str, str], float] = {}
+
+    def add(key: tuple[str, str], value: float) -> None:
+        amounts[key] = amounts.get(key, 0) + value
+
+    for game, fault_kinds, latency_hist, latency_sum_ms in matches:
+        add((MATCHES, f"game={game}"), 1)
+        for kind in set(fault_kinds):
+            add((FAULTS, f"kind={kind}"), fault_kinds.count(kind))
+        for index, count in enumerate(latency_hist):
+            add((LATENCY_BUCKET, f"le={index}"), count)
+        add((LATENCY_SUM, ""), latency_sum_ms)
+        add((LATENCY_COUNT, ""), sum(latency_hist))
     increment(session, amounts)
 
 

@@ -45,13 +45,15 @@ def pack_deals(rows: Sequence[tuple[int | None, int | None, int]]) -> bytes:
                       dtype="<i8").reshape(-1, DEAL_FIELDS).tobytes()
 
 
-def store_outcome(session: Session, match_id: int, game: str, seats: Sequence[Any]) -> None:
-    """Add a finished match to its leaderboard's outcome store, from its seats in seat order (in the
-    transaction that records it; a match recorded again after being put back in the queue replaces its row)."""
-    packed = pack_seats([s.bot_id for s in seats], [int(s.rank or 0) for s in seats], [s.faults or 0 for s in seats],
-                        [s.decisions or 0 for s in seats])
-    upsert(session, BoardOutcome, [{"game": game, "players": len(seats), "match_id": match_id, "seats": packed}],
-           ("game", "players", "match_id"), replace=("seats",))
+def store_outcomes(session: Session, game: str, matches: Sequence[tuple[int, Sequence[Any]]]) -> None:
+    """Add finished matches (id, seats in seat order) to their leaderboard's outcome store, in one statement
+    (in the transaction that publishes them; a match recorded again after being put back in the queue
+    replaces its row)."""
+    upsert(session, BoardOutcome, [
+        {"game": game, "players": len(seats), "match_id": match_id,
+         "seats": pack_seats([s.bot_id for s in seats], [int(s.rank or 0) for s in seats],
+                             [s.faults or 0 for s in seats], [s.decisions or 0 for s in seats])}
+        for match_id, seats in matches], ("game", "players", "match_id"), replace=("seats",))
 
 
 _DEAL_COLUMNS = (Match.tournament_id, Match.ladder_id, Match.seed)

@@ -79,23 +79,35 @@ def settle_deal(session: Session, match_id: int, fresh: dict[int, dict[str, Any]
     statuses = [(other, status) for other, status, _blob in rows]
     if any(status in OPEN for _id, status in statuses):
         return Settled([], statuses)
-    published: dict[int, str] = {}
+    rated: list[tuple[int, dict[str, Any]]] = []
+    void: list[tuple[int, dict[str, Any], str]] = []
     for sealed_id, _status, blob in [r for r in rows if r[1] == MatchStatus.SEALED]:
         replay = fresh.get(sealed_id) or decompress(blob)
-        void = void_reason(replay)
-        status = MatchStatus.VOID if void else MatchStatus.FINISHED
-        done = core(session).execute(_PUBLISH, {"match_id": sealed_id, "status": status, "error": void})
-        if done.rowcount != 1:
-            continue
-        publish(session, sealed_id, replay, recorders.VOID if void else recorders.RATED, row.tournament_id,
-                (bots or {}).get(sealed_id))
-        published[sealed_id] = status
-    return Settled(list(published), [(i, published.get(i, status)) for i, status in statuses])
+        reason = void_reason(replay)
+        if reason:
+            void.append((sealed_id, replay, reason))
+        else:
+            rated.append((sealed_id, replay))
+    published: dict[int, str] = {}
+    if rated:  # one UPDATE for them all: it hands back the ids it changed (all, under the board's lock)
+        changed = set(core(session).scalars(_PUBLISH_FINISHED, {"ids": [match_id for match_id, _ in rated]}))
+        rated = [(match_id, replay) for match_id, replay in rated if match_id in changed]
+        published.update((match_id, MatchStatus.FINISHED) for match_id, _ in rated)
+    for match_id, _replay, reason in void:
+        if core(session).execute(_PUBLISH_VOID, {"match_id": match_id, "error": reason}).rowcount == 1:
+            published[match_id] = MatchStatus.VOID
+    void = [(match_id, replay, reason) for match_id, replay, reason in void if match_id in published]
+    publish_many(session, [(match_id, replay) for match_id, replay in rated], recorders.RATED, row.tournament_id, bots)
+    publish_many(session, [(match_id, replay) for match_id, replay, _ in void], recorders.VOID, row.tournament_id, bots)
+    return Settled(sorted(published), [(i, published.get(i, status)) for i, status in statuses])
 
 
 _MATCHES = Match.__table__
-_PUBLISH = (update(_MATCHES).where(_MATCHES.c.id == bindparam("match_id"), _MATCHES.c.status == MatchStatus.SEALED)
-            .values(status=bindparam("status"), error=bindparam("error")))
+_PUBLISH_FINISHED = (update(_MATCHES).where(_MATCHES.c.id.in_(bindparam("ids", expanding=True)),
+                                            _MATCHES.c.status == MatchStatus.SEALED)
+                     .values(status=MatchStatus.FINISHED, error=None).returning(_MATCHES.c.id))
+_PUBLISH_VOID = (update(_MATCHES).where(_MATCHES.c.id == bindparam("match_id"), _MATCHES.c.status == MatchStatus.SEALED)
+                 .values(status=MatchStatus.VOID, error=bindparam("error")))
 
 
 def _by_deal(*columns: Any) -> dict[str, Any]:
@@ -149,6 +161,18 @@ def publish(session: Session, match_id: int, replay: dict[str, Any], stages: Sta
     """Write what the match's replay says where pages, the API and the ratings read it: the named
     recorders of ``stages`` (seat results, live Elo, outcome store, standings, metrics, faults), in order.
     ``tournament_id`` and ``bots`` (the seats' bot ids in seat order): the match's, when the caller knows them."""
-    recorders.run(session, stages, recorders.Published.load(session, match_id, replay, tournament_id, bots))
-    log.debug("match published", extra={"match_id": match_id, "game": replay["game"],
-                                       "ranks": replay["result"]["ranks"]})
+    publish_many(session, [(match_id, replay)], stages, tournament_id, None if bots is None else {match_id: bots})
+
+
+def publish_many(session: Session, matches: list[tuple[int, dict[str, Any]]], stages: Stages = recorders.RATED,
+                 tournament_id: int | EllipsisType | None = ..., bots: dict[int, list[int]] | None = None) -> None:
+    """``publish`` for matches of one deal, in id order, each recorder writing them all at once (a statement
+    per table, not per match). ``bots``: the seats' bot ids of the matches whose caller has them."""
+    if not matches:
+        return
+    bots = bots or {}
+    recorders.run(session, stages, recorders.Published.load_many(
+        session, [(match_id, replay, bots.get(match_id)) for match_id, replay in matches], tournament_id))
+    for match_id, replay in matches:
+        log.debug("match published", extra={"match_id": match_id, "game": replay["game"],
+                                           "ranks": replay["result"]["ranks"]})

@@ -28,21 +28,24 @@ Point = tuple[int, float, float, float]  # x (the bot's n-th rated match), value
 _INSERT_POINTS = insert(LivePoint.__table__)
 
 
-def add_live_points(session: Session, game: str, match_id: int, bots: list[int],
-                    live: dict[int, tuple[float, int]] | None = None) -> None:
-    """After the live Elo update of a published match: each seat's live Elo and rated-match count, from
-    ``live`` (what ``leaderboards.update_live`` returned) or else read from the live ratings."""
-    players = len(bots)
-    if live is not None and all(bot in live for bot in bots):
-        rows = [(bot, *live[bot]) for bot in bots]
-    else:
-        session.flush()  # the live Elo rows changed in this transaction
-        rows = session.execute(select(LiveRating.bot_id, LiveRating.elo, LiveRating.games).where(
-            LiveRating.game == game, LiveRating.players == players, LiveRating.bot_id.in_(bots))).all()
+def add_live_points(session: Session, game: str,
+                    points: list[tuple[int, list[int], dict[int, tuple[float, int]] | None]]) -> None:
+    """After the live Elo update of published matches: for each (match id, its seats' bots, ``live``) each
+    seat's live Elo and rated-match count, from ``live`` (what ``leaderboards.update_live`` returned after
+    that match) or else read from the live ratings. One INSERT for all of them."""
+    rows = []
+    for match_id, bots, live in points:
+        players = len(bots)
+        if live is not None and all(bot in live for bot in bots):
+            values = [(bot, *live[bot]) for bot in bots]
+        else:
+            session.flush()  # the live Elo rows changed in this transaction
+            values = session.execute(select(LiveRating.bot_id, LiveRating.elo, LiveRating.games).where(
+                LiveRating.game == game, LiveRating.players == players, LiveRating.bot_id.in_(bots))).all()
+        rows += [{"bot_id": bot, "game": game, "players": players, "games": games, "match_id": match_id,
+                  "elo": round(elo, 2)} for bot, elo, games in values]
     if rows:  # Core: the ORM's bulk insert costs more than the statement
-        core(session).execute(_INSERT_POINTS, [
-            {"bot_id": bot, "game": game, "players": players, "games": games, "match_id": match_id,
-             "elo": round(elo, 2)} for bot, elo, games in rows])
+        core(session).execute(_INSERT_POINTS, rows)
 
 
 def _live(session: Session, bot_id: int, game: str, players: int, matches: int) -> list[Point]:

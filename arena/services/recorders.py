@@ -1,7 +1,9 @@
 """What publishing a match writes, as a list of named recorders run in order in one transaction (as a
-Battlesnake ruleset is a list of named stages): each takes the session and the ``Published`` match, and
-each can be run and tested alone. ``RATED`` serves a played match, ``VOID`` a match in which every seat
-forfeited before playing (recorded for its owners, never rated: ``void_matches``)."""
+Battlesnake ruleset is a list of named stages): each takes the session and the ``Published`` matches of
+one deal, in id order, and each can be run and tested alone. ``RATED`` serves played matches, ``VOID``
+matches in which every seat forfeited before playing (recorded for their owners, never rated:
+``void_matches``). A recorder writes all of its matches in one statement per table: a deal's twins are
+published together, and a statement is a round trip to PostgreSQL."""
 
 from __future__ import annotations
 
@@ -15,8 +17,8 @@ from sqlalchemy.orm import Session
 
 from arena.services import latency, standings
 from arena.services.leaderboards import update_live
-from arena.services.metrics import FAULTS, count_match, increment
-from arena.services.outcome_store import store_outcome
+from arena.services.metrics import FAULTS, count_matches, increment
+from arena.services.outcome_store import store_outcomes
 from arena.services.rating_history import add_live_points
 from arena.storage.db import core
 from arena.storage.models import Fault, Match, MatchSeat
@@ -60,90 +62,129 @@ class Published:
              tournament_id: int | EllipsisType | None = ..., bots: list[int] | None = None) -> Published:
         """``tournament_id`` and ``bots`` (the seats' bot ids in seat order): the match's, when the caller
         read them already (``...`` and None: read them here)."""
-        if bots is None:
-            bots = list(core(session).scalars(_SEAT_BOTS, {"match_id": match_id}))
-        seats = [Seat(seat, bot) for seat, bot in enumerate(bots)]
+        return cls.load_many(session, [(match_id, replay, bots)], tournament_id)[0]
+
+    @classmethod
+    def load_many(cls, session: Session, matches: list[tuple[int, dict[str, Any], list[int] | None]],
+                  tournament_id: int | EllipsisType | None = ...) -> list[Published]:
+        """Matches of one deal (id, replay, seats' bot ids or None), with the seats the caller did not
+        have read in one statement."""
+        unknown = [match_id for match_id, _replay, bots in matches if bots is None]
+        read: dict[int, list[int]] = {}
+        if unknown:
+            for match_id, bot in core(session).execute(_SEAT_BOTS, {"ids": unknown}):
+                read.setdefault(match_id, []).append(bot)
         if tournament_id is ...:
-            tournament_id = session.scalar(select(Match.tournament_id).where(Match.id == match_id))
-        latencies: dict[int, list[float]] = {}
-        for step in replay["steps"]:
-            for decision in step["decisions"]:
-                if decision["latency_ms"] is not None:
-                    latencies.setdefault(decision["seat"], []).append(decision["latency_ms"])
-        return cls(match_id, tournament_id, replay, seats, latencies)
+            tournament_id = session.scalar(select(Match.tournament_id).where(Match.id == matches[0][0]))
+        loaded = []
+        for match_id, replay, bots in matches:
+            seats = [Seat(seat, bot) for seat, bot in enumerate(read.get(match_id, []) if bots is None else bots)]
+            latencies: dict[int, list[float]] = {}
+            for step in replay["steps"]:
+                for decision in step["decisions"]:
+                    if decision["latency_ms"] is not None:
+                        latencies.setdefault(decision["seat"], []).append(decision["latency_ms"])
+            loaded.append(cls(match_id, tournament_id, replay, seats, latencies))
+        return loaded
 
     def faults_of(self, seat: int) -> int:
         return sum(1 for f in self.replay["faults"] if f["seat"] == seat)
 
 
-Recorder = Callable[[Session, Published], None]
+Recorder = Callable[[Session, list[Published]], None]
 
 
-def seat_results(session: Session, match: Published) -> None:
+def seat_results(session: Session, matches: list[Published]) -> None:
     """Rank, score, forfeit, decisions, faults and latency on each seat row (bot pages read these)."""
-    result = match.result
-    decisions = [0] * len(match.seats)
-    for step in match.replay["steps"]:
-        for decision in step["decisions"]:
-            decisions[decision["seat"]] += 1
     rows = []
-    for seat in match.seats:
-        samples = match.latencies.get(seat.seat, [])
-        seat.rank = result["ranks"][seat.seat]
-        seat.score = float(result["scores"][seat.seat])
-        seat.forfeited = seat.seat in result["forfeited"]
-        seat.decisions = decisions[seat.seat]
-        seat.faults = match.faults_of(seat.seat)
-        rows.append({"m": match.match_id, "s": seat.seat, "rank": seat.rank, "score": seat.score,
-                     "forfeited": seat.forfeited, "decisions": seat.decisions, "faults": seat.faults,
-                     "latency_sum_ms": round(sum(samples), 3), "latency_max_ms": round(max(samples, default=0.0), 3),
-                     "latency_hist": latency.histogram(samples)})
+    for match in matches:
+        result = match.result
+        decisions = [0] * len(match.seats)
+        for step in match.replay["steps"]:
+            for decision in step["decisions"]:
+                decisions[decision["seat"]] += 1
+        for seat in match.seats:
+            samples = match.latencies.get(seat.seat, [])
+            seat.rank = result["ranks"][seat.seat]
+            seat.score = float(result["scores"][seat.seat])
+            seat.forfeited = seat.seat in result["forfeited"]
+            seat.decisions = decisions[seat.seat]
+            seat.faults = match.faults_of(seat.seat)
+            rows.append({"m": match.match_id, "s": seat.seat, "rank": seat.rank, "score": seat.score,
+                         "forfeited": seat.forfeited, "decisions": seat.decisions, "faults": seat.faults,
+                         "latency_sum_ms": round(sum(samples), 3),
+                         "latency_max_ms": round(max(samples, default=0.0), 3),
+                         "latency_hist": latency.histogram(samples)})
     _update_seats(session, rows)
 
 
 _SEATS = MatchSeat.__table__
-_SEAT_BOTS = select(_SEATS.c.bot_id).where(_SEATS.c.match_id == bindparam("match_id")).order_by(_SEATS.c.seat)
+_SEAT_BOTS = (select(_SEATS.c.match_id, _SEATS.c.bot_id).where(_SEATS.c.match_id.in_(bindparam("ids", expanding=True)))
+              .order_by(_SEATS.c.match_id, _SEATS.c.seat))
 _UPDATE_SEAT = update(_SEATS).where(_SEATS.c.match_id == bindparam("m"), _SEATS.c.seat == bindparam("s"))
 
 
 def _update_seats(session: Session, rows: list[dict[str, Any]]) -> None:
     """The seat rows' new values (keys "m" and "s" pick the row, the others name its columns), in one
     Core statement run for every row (the ORM's unit of work cost several times more)."""
-    core(session).execute(_UPDATE_SEAT, rows)
+    if rows:
+        core(session).execute(_UPDATE_SEAT, rows)
 
 
-def live_elo(session: Session, match: Published) -> None:
-    match.live = update_live(session, match.game, [row.bot_id for row in match.seats], match.result)
+def _boards(matches: list[Published]) -> dict[tuple[str, int], list[Published]]:
+    """The matches by leaderboard (a deal's all share one), in their order."""
+    boards: dict[tuple[str, int], list[Published]] = {}
+    for match in matches:
+        boards.setdefault((match.game, len(match.seats)), []).append(match)
+    return boards
 
 
-def live_points(session: Session, match: Published) -> None:
-    """The rating chart's point for this match: each seat's live Elo after it (``rating_history``), as the
+def live_elo(session: Session, matches: list[Published]) -> None:
+    for (game, _players), board in _boards(matches).items():
+        after = update_live(session, game, [([row.bot_id for row in m.seats], m.result) for m in board])
+        for match, live in zip(board, after, strict=True):
+            match.live = live
+
+
+def live_points(session: Session, matches: list[Published]) -> None:
+    """The rating chart's point for each match: each seat's live Elo after it (``rating_history``), as the
     stage before left it (read back when run alone)."""
-    add_live_points(session, match.game, match.match_id, [row.bot_id for row in match.seats], match.live)
+    for (game, _players), board in _boards(matches).items():
+        add_live_points(session, game, [(m.match_id, [row.bot_id for row in m.seats], m.live) for m in board])
 
 
-def outcome_store(session: Session, match: Published) -> None:
-    store_outcome(session, match.match_id, match.game, match.seats)
+def outcome_store(session: Session, matches: list[Published]) -> None:
+    for (game, _players), board in _boards(matches).items():
+        store_outcomes(session, game, [(m.match_id, m.seats) for m in board])
 
 
-def tournament_standings(session: Session, match: Published) -> None:
-    if match.tournament_id is not None:
-        standings.add_match(session, match.tournament_id, match.game, match.seats)
+def tournament_standings(session: Session, matches: list[Published]) -> None:
+    tournaments: dict[int, list[list[Seat]]] = {}
+    for match in matches:
+        if match.tournament_id is not None:
+            tournaments.setdefault(match.tournament_id, []).append(match.seats)
+    for tournament_id, seats in tournaments.items():
+        standings.add_matches(session, tournament_id, seats)
 
 
-def match_metrics(session: Session, match: Published) -> None:
-    samples = [x for seat in match.latencies.values() for x in seat]
-    count_match(session, match.game, [f["kind"] for f in match.replay["faults"]], latency.histogram(samples),
-                sum(samples))
+def match_metrics(session: Session, matches: list[Published]) -> None:
+    counted = []
+    for match in matches:
+        samples = [x for seat in match.latencies.values() for x in seat]
+        counted.append((match.game, [f["kind"] for f in match.replay["faults"]], latency.histogram(samples),
+                        sum(samples)))
+    count_matches(session, counted)
 
 
-def fault_rows(session: Session, match: Published) -> None:
+def fault_rows(session: Session, matches: list[Published]) -> None:
     """One row per fault, for the bot's owner (message and excerpt) and the fault tables."""
-    bot_of = {seat.seat: seat.bot_id for seat in match.seats}
-    rows = [{"match_id": match.match_id, "bot_id": bot_of[fault["seat"]], "seat": fault["seat"], "turn": fault["turn"],
-             "path": fault["path"], "kind": fault["kind"], "message": _no_nul(fault["message"][:2000]),
-             "excerpt": _no_nul(fault["excerpt"][:1000]), "latency_ms": fault["latency_ms"]}
-            for fault in match.replay["faults"]]
+    rows = []
+    for match in matches:
+        bot_of = {seat.seat: seat.bot_id for seat in match.seats}
+        rows += [{"match_id": match.match_id, "bot_id": bot_of[fault["seat"]], "seat": fault["seat"],
+                  "turn": fault["turn"], "path": fault["path"], "kind": fault["kind"],
+                  "message": _no_nul(fault["message"][:2000]), "excerpt": _no_nul(fault["excerpt"][:1000]),
+                  "latency_ms": fault["latency_ms"]} for fault in match.replay["faults"]]
     if rows:
         core(session).execute(_INSERT_FAULT, rows)
 
@@ -157,21 +198,25 @@ def _no_nul(text: str) -> str:
     return text.replace("\x00", "\ufffd")
 
 
-def void_seats(session: Session, match: Published) -> None:
+def void_seats(session: Session, matches: list[Published]) -> None:
     """Every seat forfeited, with its fault count; no rank, score or decisions (nothing to rate)."""
-    for seat in match.seats:
-        seat.rank, seat.score, seat.forfeited, seat.decisions = None, None, True, 0
-        seat.faults = match.faults_of(seat.seat)
-    _update_seats(session, [{"m": match.match_id, "s": seat.seat, "rank": None, "score": None, "forfeited": True,
-                             "decisions": 0, "faults": seat.faults} for seat in match.seats])
+    rows = []
+    for match in matches:
+        for seat in match.seats:
+            seat.rank, seat.score, seat.forfeited, seat.decisions = None, None, True, 0
+            seat.faults = match.faults_of(seat.seat)
+            rows.append({"m": match.match_id, "s": seat.seat, "rank": None, "score": None, "forfeited": True,
+                         "decisions": 0, "faults": seat.faults})
+    _update_seats(session, rows)
 
 
-def fault_metrics(session: Session, match: Published) -> None:
+def fault_metrics(session: Session, matches: list[Published]) -> None:
     """The fault-kind counters alone (a void match is no match played)."""
     kinds: dict[tuple[str, str], float] = {}
-    for fault in match.replay["faults"]:
-        key = (FAULTS, f"kind={fault['kind']}")
-        kinds[key] = kinds.get(key, 0) + 1
+    for match in matches:
+        for fault in match.replay["faults"]:
+            key = (FAULTS, f"kind={fault['kind']}")
+            kinds[key] = kinds.get(key, 0) + 1
     if kinds:
         increment(session, kinds)
 
@@ -193,6 +238,7 @@ VOID: tuple[tuple[str, Recorder], ...] = (
 )
 
 
-def run(session: Session, recorders: tuple[tuple[str, Recorder], ...], match: Published) -> None:
-    for _name, recorder in recorders:
-        recorder(session, match)
+def run(session: Session, recorders: tuple[tuple[str, Recorder], ...], matches: list[Published]) -> None:
+    if matches:
+        for _name, recorder in recorders:
+            recorder(session, matches)

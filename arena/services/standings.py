@@ -56,12 +56,13 @@ def tally(seats: Sequence[Seat], scores: Scores, pairs: Pairs) -> None:
         pairs.setdefault((bots[b], bots[a]), [0, 0, 0])[2 - slot] += 1
 
 
-def add_match(session: Session, tournament_id: int, game: str, seats: Sequence[Any]) -> None:
-    """Add a match being recorded to its tournament's sums: one upsert per table, adding in the database
-    (no read of the rows first). ``seats``: ``recorders.Seat``s (or seat rows) in seat order."""
+def add_matches(session: Session, tournament_id: int, matches: Sequence[Sequence[Any]]) -> None:
+    """Add matches being recorded to their tournament's sums: one upsert per table for all of them, adding
+    in the database (no read of the rows first). Each match: ``recorders.Seat``s (or seat rows) in seat order."""
     scores: Scores = {}
     pairs: Pairs = {}
-    tally([(s.bot_id, s.rank, s.score, s.forfeited, s.faults) for s in seats], scores, pairs)
+    for seats in matches:
+        tally([(s.bot_id, s.rank, s.score, s.forfeited, s.faults) for s in seats], scores, pairs)
     upsert(session, TournamentScore, [{"tournament_id": tournament_id, "bot_id": bot,
                                        **dict(zip(SCORE_FIELDS, add, strict=True))}
                                       for bot, add in sorted(scores.items())],

@@ -51,13 +51,13 @@ def test_each_recorder_writes_only_its_own_table(context, name: str) -> None:
     with context.db.session() as session:
         published = recorders.Published.load(session, match.id, replay)
         if name != "seat results":  # the stages after it read the seat rows it writes
-            recorders.seat_results(session, published)
+            recorders.seat_results(session, [published])
             session.flush()
         if name == "live points":  # the chart's points read the live Elo the stage before writes
-            recorders.live_elo(session, published)
+            recorders.live_elo(session, [published])
             session.flush()
         before = _counts(session)
-        recorder(session, published)
+        recorder(session, [published])
         session.flush()
         after = _counts(session)
     changed = {table for table in TABLES if after[table] != before[table]}
@@ -72,7 +72,57 @@ def test_regression_a_nul_in_a_fault_sealed_earlier_made_its_deal_unpublishable(
     replay["faults"].append({"seat": 0, "turn": 1, "path": "/act", "kind": "connection_error",
                              "message": "BadStatusLine: HTTP/1.1 2\x0000 OK", "excerpt": "a\x00b", "latency_ms": 3.0})
     with context.db.session() as session:
-        recorders.fault_rows(session, recorders.Published.load(session, match.id, replay))
+        recorders.fault_rows(session, [recorders.Published.load(session, match.id, replay)])
     with context.db.session(readonly=True) as session:
         stored = session.execute(select(Fault.message, Fault.excerpt).where(Fault.match_id == match.id)).one()
     assert tuple(stored) == ("BadStatusLine: HTTP/1.1 2\ufffd00 OK", "a\ufffdb")
+
+
+def _played_deal(context) -> list[tuple[Match, dict]]:  # type: ignore[no-untyped-def]
+    """Both rotations of a two-player tournament's first deal, played (not recorded)."""
+    with h.slow_bots(2, 0) as servers:
+        bots = h.register_bots(context, servers, "piranha-pedro")
+        tournament_id = h.start_tournament(context, {"game": "piranha-pedro", "bots": bots, "seats": 2, "cycles": 2})
+        by_bot = dict(zip(bots, servers, strict=True))
+        played = []
+        with context.db.session() as session:
+            first = session.scalars(select(Match).where(Match.tournament_id == tournament_id).order_by(Match.id)).first()
+            for match in session.scalars(select(Match).where(Match.tournament_id == tournament_id,
+                                                             Match.seed == first.seed).order_by(Match.id)):
+                seats = session.scalars(select(MatchSeat.bot_id).where(MatchSeat.match_id == match.id)
+                                        .order_by(MatchSeat.seat)).all()
+                played.append((match, play_match("piranha-pedro", [BotSpec(by_bot[b].url, by_bot[b].bot.secret,
+                                                                           bot_id=b) for b in seats], match.seed)))
+    return played
+
+
+def _written(session) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
+    """Every row the recorders write, without the tables' own ids (a fault's row id follows insert order)
+    and the time a row was written."""
+    from arena.storage.models import TournamentPair
+    tables = [MatchSeat, LiveRating, LivePoint, BoardOutcome, TournamentScore, TournamentPair, MetricCounter, Fault]
+    written = {}
+    for model in tables:
+        columns = [c for c in model.__table__.columns if not (c.name == "id" and c.primary_key) and c.name != "created_at"]
+        written[model.__tablename__] = sorted(repr(tuple(row)) for row in session.execute(select(*columns)))
+    return written
+
+
+def test_a_deal_published_together_writes_what_publishing_its_matches_one_by_one_writes(context) -> None:
+    """``publish_many`` writes a deal's twins with one statement per table; live Elo is order-dependent
+    and the counters and standings add up, so together must equal one after the other, row for row."""
+    from arena.services.publication import publish, publish_many
+    deal = _played_deal(context)
+    assert len(deal) == 2
+    deal[1][1]["faults"].append({"seat": 1, "turn": 2, "path": "/act", "kind": "timeout", "message": "late",
+                                 "excerpt": "", "latency_ms": 1000.0})
+    with context.db.session() as session:
+        publish_many(session, [(match.id, replay) for match, replay in deal])
+        together = _written(session)
+        session.rollback()
+    with context.db.session() as session:
+        for match, replay in deal:
+            publish(session, match.id, replay)
+        apart = _written(session)
+    assert together == apart
+    assert len(together["live_points"]) == 4 and len(together["faults"]) == 1
