@@ -49,6 +49,26 @@ def timed_play(*args: Any, **kwargs: Any) -> Any:
             out.write(json.dumps([os.getpid(), start, end, hooks[0], cpu_start, cpu_end]) + "\n")
 
 
+def _profile_to(path: str) -> None:
+    """``ARENA_BENCH_PROFILE``: a pyinstrument profile of the whole worker, written when it exits (what the
+    gaps between plays are made of; the file gets the worker's pid appended)."""
+    import atexit
+
+    import pyinstrument
+
+    profiler = pyinstrument.Profiler(interval=0.0005)
+    profiler.start()
+
+    def write() -> None:
+        profiler.stop()
+        with open(f"{path}.{os.getpid()}", "w") as out:
+            out.write(profiler.output_text(unicode=False, color=False, show_all=False))
+
+    atexit.register(write)
+
+
 if __name__ == "__main__":
     matches.play_match = timed_play  # type: ignore[assignment]
+    if os.environ.get("ARENA_BENCH_PROFILE"):
+        _profile_to(os.environ["ARENA_BENCH_PROFILE"])
     sys.exit(main(["worker"]))
