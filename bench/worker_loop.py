@@ -64,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seats", type=int, default=2)
     parser.add_argument("--batch", type=int, default=8, help="matches per job (ARENA_MATCHES_PER_JOB's default)")
     parser.add_argument("--trace", action="store_true", help="print each SQL statement of the first timed match")
+    parser.add_argument("--statement-times", action="store_true",
+                        help="the wall time per statement (from the cursor's execute to its return), by statement")
     parser.add_argument("--profile", default=None, help="write a pyinstrument profile of the loop here")
     parser.add_argument("--play-only", action="store_true",
                         help="only the referee's part: play_match on the same matches, nothing stored")
@@ -131,6 +133,7 @@ def run(args: argparse.Namespace, context, servers: list) -> None:  # type: igno
             finally:
                 traced["left"] -= 1
         jobs._play = trace_one
+    timed = _time_statements(context) if args.statement_times else None
     phases = _phases(context) if args.phases else None
     if phases is not None:
         event.listen(context.db.engine, "before_cursor_execute", lambda *_: phases.statement())
@@ -171,8 +174,31 @@ def run(args: argparse.Namespace, context, servers: list) -> None:  # type: igno
           f"wall {wall / n * 1000:.2f} ms ({(wall - play[1]) / n * 1000:.2f} outside play_match); the process's "
           f"other threads (lease keepers, the live publisher) {(process - cpu) / n * 1000:.2f} ms CPU", flush=True)
     print(f"  {pauses.summary()}", flush=True)
+    if timed is not None:
+        print("  wall per match by statement (ms, the driver's execute and the database's work):")
+        for sql, (count, seconds) in sorted(timed.items(), key=lambda kv: -kv[1][1]):
+            print(f"    {seconds / n * 1000:6.3f} ms in {count / n:4.2f} x  {sql}")
     if phases is not None:
         print(callgrind_phases.report(callgrind_phases.read_dumps(Path(args.phases)), phases.statements, n))
+
+
+def _time_statements(context) -> dict[str, list[float]]:  # type: ignore[no-untyped-def]
+    """Per statement (its first words), how many ran and their wall time in the driver's execute."""
+    timed: dict[str, list[float]] = {}
+    began: list[float] = []
+
+    def before(*_: object) -> None:
+        began.append(time.perf_counter())
+
+    def after(_c, _cur, sql, *_rest) -> None:  # type: ignore[no-untyped-def]
+        words = " ".join(sql.split()[:6])[:90]
+        entry = timed.setdefault(words, [0, 0.0])
+        entry[0] += 1
+        entry[1] += time.perf_counter() - began.pop()
+
+    event.listen(context.db.engine, "before_cursor_execute", before)
+    event.listen(context.db.engine, "after_cursor_execute", after)
+    return timed
 
 
 class GcPauses:
