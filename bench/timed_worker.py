@@ -62,7 +62,8 @@ def _profile_to(path: str) -> None:
     def write() -> None:
         profiler.stop()
         with open(f"{path}.{os.getpid()}", "w") as out:
-            out.write(profiler.output_text(unicode=False, color=False, show_all=bool(os.environ.get("ARENA_BENCH_PROFILE_ALL"))))
+            every_frame = bool(os.environ.get("ARENA_BENCH_PROFILE_ALL"))  # the libraries' too
+            out.write(profiler.output_text(unicode=False, color=False, show_all=every_frame))
 
     atexit.register(write)
 

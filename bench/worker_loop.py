@@ -124,7 +124,8 @@ def run(args: argparse.Namespace, context, servers: list) -> None:  # type: igno
         traced = {"left": 1}
         event.listen(context.db.engine, "before_cursor_execute",
                      lambda _c, _cur, sql, *_: traced["left"] > 0 and print("  SQL", " ".join(sql.split())[:160]))
-        event.listen(context.db.engine, "commit", lambda _c: traced["left"] > 0 and print("  COMMIT"))
+        event.listen(context.db.engine, "commit",  # (an autocommit unit's commit sends nothing)
+                     lambda _c: traced["left"] > 0 and print("  commit (the session's)"))
         done = jobs._play
 
         def trace_one(*a, **k):  # type: ignore[no-untyped-def]
@@ -183,18 +184,18 @@ def run(args: argparse.Namespace, context, servers: list) -> None:  # type: igno
 
 
 def _time_statements(context) -> dict[str, list[float]]:  # type: ignore[no-untyped-def]
-    """Per statement (its first words), how many ran and their wall time in the driver's execute."""
+    """Per statement (its first words), how many ran and their wall time in the driver's execute; the start
+    is kept on the connection (each thread has its own), so the lease renewals' statements pair up right."""
     timed: dict[str, list[float]] = {}
-    began: list[float] = []
 
-    def before(*_: object) -> None:
-        began.append(time.perf_counter())
+    def before(conn, *_rest) -> None:  # type: ignore[no-untyped-def]
+        conn.info["bench_began"] = time.perf_counter()
 
-    def after(_c, _cur, sql, *_rest) -> None:  # type: ignore[no-untyped-def]
+    def after(conn, _cur, sql, *_rest) -> None:  # type: ignore[no-untyped-def]
         words = " ".join(sql.split()[:6])[:90]
         entry = timed.setdefault(words, [0, 0.0])
         entry[0] += 1
-        entry[1] += time.perf_counter() - began.pop()
+        entry[1] += time.perf_counter() - conn.info.pop("bench_began")
 
     event.listen(context.db.engine, "before_cursor_execute", before)
     event.listen(context.db.engine, "after_cursor_execute", after)
@@ -243,7 +244,8 @@ def _phases(context) -> callgrind_phases.Phases:  # type: ignore[no-untyped-def]
         (ms, "redact_replay", "store: redact"), (ms, "compress", "store: compress"),
         (ms, "close_deal", "close_deal (rest)"), (ms, "settle_deal", "close_deal (rest)"),
         (publication, "lock_board", "close_deal: lock_board"),
-        (publication, "publish", "publish (rest)"), (recorders.Published, "load", "publish: Published.load"),
+        (publication, "publish_many", "publish (rest)"),
+        (recorders.Published, "load_many", "publish: Published.load"),
         (ms.tournaments, "finish_tournament_if_done", "finish_tournament_if_done"),
         (Session, "commit", "commit"), (Session, "close", "session close"),
         (context.queue, "request_refit", "refit request"),

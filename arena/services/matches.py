@@ -96,11 +96,15 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
         attempt = claimed.attempts
         playable = attempt <= MAX_ATTEMPTS and claimed.tournament_status != TournamentStatus.CANCELLED
         if playable:
-            bots = _seat_specs(session, match_id)
-            deal = None if live is None else live_feed.read_deal(session, match_id, claimed.tournament_id,
-                                                                 claimed.ladder_id, claimed.seed)
-    if not playable:  # claimed, so no other worker writes it meanwhile (a death here: claimed again later)
-        return _end_unplayed(db, match_id, given_up=attempt > MAX_ATTEMPTS)
+            try:
+                bots = _seat_specs(session, match_id)
+                deal = None if live is None else live_feed.read_deal(session, match_id, claimed.tournament_id,
+                                                                     claimed.ladder_id, claimed.seed)
+            except BaseException:  # the claim stands on its own: free it for a retry at once
+                _release(db, match_id, worker, attempt)
+                raise
+    if not playable:
+        return _end_unplayed(db, match_id, worker, attempt, given_up=attempt > MAX_ATTEMPTS)
     # Each attempt is a new match to the bots: one that saw an earlier, cut-short attempt would
     # otherwise refuse the replayed turns as stale.
     referee_match_id = f"m{match_id}a{attempt}"
@@ -212,19 +216,24 @@ class _LeaseKeeper:
         return hook
 
 
-def _end_unplayed(db: Database, match_id: int, given_up: bool) -> str:
+def _end_unplayed(db: Database, match_id: int, worker: str, attempt: int, given_up: bool) -> str:
     """A claimed match not to be played: one that failed ``MAX_ATTEMPTS`` times is an error (so its deal can
-    close), one of a cancelled tournament is cancelled (its twins' sealed results may wait for it alone)."""
+    close), one of a cancelled tournament is cancelled (its twins' sealed results may wait for it alone).
+    Only while this claim still holds it (the claim committed on its own, before this transaction)."""
+    ours = (Match.id == match_id, Match.status == MatchStatus.RUNNING, Match.worker == worker,
+            Match.attempts == attempt)
     with db.session() as session:
         if given_up:
-            session.execute(update(Match).where(Match.id == match_id)
-                            .values(status=MatchStatus.ERROR, error=GAVE_UP, finished_at=utcnow()))
-            close_deal(session, match_id)
+            done = session.execute(update(Match).where(*ours)
+                                   .values(status=MatchStatus.ERROR, error=GAVE_UP, finished_at=utcnow()))
+        else:
+            done = session.execute(update(Match).where(*ours).values(status=MatchStatus.CANCELLED))
+        if done.rowcount != 1:
+            return "skipped"  # taken by another worker meanwhile: it ends the match
+        close_deal(session, match_id)  # (a cancelled match's twins' sealed results may wait for it alone)
+        if given_up:
             _finish_tournament_if_done(session, match_id)
-            return "error"
-        session.execute(update(Match).where(Match.id == match_id).values(status=MatchStatus.CANCELLED))
-        close_deal(session, match_id)
-        return "cancelled"
+        return "error" if given_up else "cancelled"
 
 
 def _seat_specs(session: Session, match_id: int) -> list[BotSpec]:

@@ -33,6 +33,8 @@ def add_live_points(session: Session, game: str,
     """After the live Elo update of published matches: for each (match id, its seats' bots, ``live``) each
     seat's live Elo and rated-match count, from ``live`` (what ``leaderboards.update_live`` returned after
     that match) or else read from the live ratings. One INSERT for all of them."""
+    if len(points) > 1 and any(live is None for _id, _bots, live in points):
+        raise ValueError("the live Elo after each of several matches is needed: read back, all would get the last")
     rows = []
     for match_id, bots, live in points:
         players = len(bots)

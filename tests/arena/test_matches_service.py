@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import select, update
 
-from arena.services.matches import claim, run_match
+from arena.services import matches as matches_service
+from arena.services.matches import MAX_ATTEMPTS, claim, run_match
 from arena.storage.models import Match, MatchStatus
 from arena.storage.replays import decompress
 from sample_bots.random_bot import make_bot
@@ -116,8 +118,8 @@ def test_the_worker_runs_a_bounded_number_of_statements_per_match(context) -> No
     """The worker's own database work per match is its throughput (issue 19, docs/benchmarks.md): the two
     rotations of a deal, the first sealed and the second publishing both (and finishing the tournament),
     each within a statement budget (BEGIN and PostgreSQL's board lock left out: one dialect has them, the
-    other not). Claim: 3 statements; store: 2; publishing a match: 9, and 1 more to read a sealed twin's
-    seats; finishing the tournament: 2."""
+    other not). Claim: 3 statements; store: 2; publishing the deal: 10 however many matches it has (their
+    status, a sealed twin's seats, one statement per recorder); finishing the tournament: 2."""
     with h.slow_bots(2, 0) as servers:
         bots = h.register_bots(context, servers, "piranha-pedro")
         tournament = h.start_tournament(context, {"game": "piranha-pedro", "bots": bots, "seats": 2, "seed": 1})
@@ -134,4 +136,44 @@ def test_the_worker_runs_a_bounded_number_of_statements_per_match(context) -> No
     with context.db.session(readonly=True) as session:
         assert {session.get(Match, i).status for i in (first.id, second.id)} == {MatchStatus.FINISHED}
     assert len(counts[0]) <= 3 + 2, counts[0]
-    assert len(counts[1]) <= 3 + 2 + 2 * 9 + 1 + 2, counts[1]
+    assert len(counts[1]) <= 3 + 2 + 10 + 2, counts[1]
+
+
+def test_regression_an_error_right_after_the_claim_left_the_match_claimed_for_a_lease(context, monkeypatch) -> None:
+    """The claim commits on its own (no transaction around it and the reads after it): an error in those
+    reads (a database blip) used to leave the match running under this worker until its lease ran out,
+    one of its five attempts spent. The claim is now released at once."""
+    with h.slow_bots(2, 0) as servers:
+        match_id = _one_match(context, servers)
+
+        def blip(*_args: object) -> None:
+            raise ConnectionError("the database went away")
+
+        monkeypatch.setattr(matches_service, "_seat_specs", blip)
+        with pytest.raises(ConnectionError):
+            run_match(context.db, context.settings, match_id, "w1")
+        with context.db.session(readonly=True) as session:
+            match = session.get(Match, match_id)
+            assert (match.status, match.lease_until) == (MatchStatus.QUEUED, None)
+        monkeypatch.undo()
+        assert run_match(context.db, context.settings, match_id, "w2") == "recorded"  # at once, not after a lease
+
+
+def test_a_match_given_up_is_ended_only_while_the_claim_that_gave_it_up_holds_it(context) -> None:
+    """A match claimed for the sixth time is an error, written after the claim committed: by then another
+    worker may hold it (the claim's lease ran out meanwhile), and that worker's claim is left alone."""
+    with h.slow_bots(2, 0) as servers:
+        match_id = _one_match(context, servers)
+        with context.db.session() as session:
+            session.execute(update(Match).where(Match.id == match_id).values(attempts=MAX_ATTEMPTS))
+        assert run_match(context.db, context.settings, match_id, "w1") == "error"
+        with context.db.session(readonly=True) as session:
+            assert session.get(Match, match_id).status == MatchStatus.ERROR
+        second = match_id + 1
+        with context.db.session() as session:
+            session.execute(update(Match).where(Match.id == second).values(attempts=MAX_ATTEMPTS))
+            assert claim(session, second, "w-now", lease_s=30)
+        assert matches_service._end_unplayed(context.db, second, "w-before", MAX_ATTEMPTS, given_up=True) == "skipped"
+        with context.db.session(readonly=True) as session:
+            match = session.get(Match, second)
+            assert (match.status, match.worker) == (MatchStatus.RUNNING, "w-now")

@@ -266,3 +266,34 @@ def test_the_reconciler_publishes_a_deal_left_sealed_with_nothing_open(queued_co
     with context.db.session(readonly=True) as session:
         assert session.get(Match, twin).status == MatchStatus.CANCELLED
         assert session.get(Match, first).status == MatchStatus.FINISHED
+
+
+def test_a_deal_with_a_void_and_a_played_twin_publishes_each_its_own_way(context) -> None:
+    """The twins of a deal are published together (``publish_many``), the played ones through the rated
+    recorders and the void ones (every seat forfeited before playing) through the void ones, in one pass:
+    each ends with its own status, seats, faults and counters, and only the played one is rated."""
+    with h.slow_bots(2, 0) as servers:
+        _tournament_id, (first, second) = _deal_of_two(context, servers)
+        played, void = _play(context, servers, first), _play(context, servers, second)
+    void["result"]["forfeited"] = [0, 1]
+    for step in void["steps"]:
+        for decision in step["decisions"]:
+            decision["default"] = True
+    void["faults"] = [{"seat": seat, "turn": 0, "path": "/start", "kind": "connection_error", "message": "refused",
+                       "excerpt": "", "latency_ms": 3.0} for seat in (0, 1)]
+    assert record(context.db, first, played) and record(context.db, second, void)
+    with context.db.session(readonly=True) as session:
+        status = dict(session.execute(select(Match.id, Match.status).where(Match.id.in_([first, second]))).all())
+        assert status == {first: MatchStatus.FINISHED, second: MatchStatus.VOID}
+        seats = {(s.match_id, s.seat): s for s in session.scalars(select(MatchSeat).where(
+            MatchSeat.match_id.in_([first, second])))}
+        assert all(seats[(second, seat)].rank is None and seats[(second, seat)].forfeited for seat in (0, 1))
+        assert all(seats[(first, seat)].rank is not None for seat in (0, 1))
+        faults = session.execute(select(Fault.match_id, Fault.kind)).all()
+        expected = [(second, "connection_error")] * 2 + [(first, f["kind"]) for f in played["faults"]]
+        assert sorted(faults) == sorted(expected)
+        assert session.scalar(select(func.sum(LiveRating.games))) == 2  # the played match alone: one game each
+        counted = dict(session.execute(select(MetricCounter.name, func.sum(MetricCounter.value))
+                                       .group_by(MetricCounter.name)).all())
+        assert counted["matches_played"] == 1  # the void match is no match played, but its faults count
+        assert counted["bot_faults"] == 2 + len(played["faults"])

@@ -86,7 +86,8 @@ def _played_deal(context) -> list[tuple[Match, dict]]:  # type: ignore[no-untype
         by_bot = dict(zip(bots, servers, strict=True))
         played = []
         with context.db.session() as session:
-            first = session.scalars(select(Match).where(Match.tournament_id == tournament_id).order_by(Match.id)).first()
+            first = session.scalars(select(Match).where(Match.tournament_id == tournament_id)
+                                    .order_by(Match.id)).first()
             for match in session.scalars(select(Match).where(Match.tournament_id == tournament_id,
                                                              Match.seed == first.seed).order_by(Match.id)):
                 seats = session.scalars(select(MatchSeat.bot_id).where(MatchSeat.match_id == match.id)
@@ -103,7 +104,8 @@ def _written(session) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
     tables = [MatchSeat, LiveRating, LivePoint, BoardOutcome, TournamentScore, TournamentPair, MetricCounter, Fault]
     written = {}
     for model in tables:
-        columns = [c for c in model.__table__.columns if not (c.name == "id" and c.primary_key) and c.name != "created_at"]
+        columns = [c for c in model.__table__.columns
+                   if not (c.name == "id" and c.primary_key) and c.name != "created_at"]
         written[model.__tablename__] = sorted(repr(tuple(row)) for row in session.execute(select(*columns)))
     return written
 
