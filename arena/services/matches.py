@@ -108,8 +108,8 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
     # Each attempt is a new match to the bots: one that saw an earlier, cut-short attempt would
     # otherwise refuse the replayed turns as stale.
     referee_match_id = f"m{match_id}a{attempt}"
-    setup = (claimed.game, claimed.seed, dict(claimed.params), settings.time_controls(claimed.time_limit_ms))
-    game, seed, params, tc = setup
+    game, seed, params, tc = (claimed.game, claimed.seed, dict(claimed.params),
+                              settings.time_controls(claimed.time_limit_ms))
     log.info("match started", extra={"match_id": match_id, "game": game, "worker": worker})
     keeper = _LeaseKeeper(db, match_id, worker, attempt, settings.match_lease_s, claimed_at)
     live_feed.announce_deal(live, deal)

@@ -7,6 +7,7 @@ scrape time. The text format is ``prometheus_client``'s.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 
 from prometheus_client import CollectorRegistry, generate_latest
@@ -36,19 +37,14 @@ def increment(session: Session, amounts: dict[tuple[str, str], float]) -> None:
 def count_matches(session: Session, matches: list[tuple[str, list[str], list[int], float]]) -> None:
     """Everything recorded matches add to the counters, in one statement: for each, its game, its faults'
     kinds, its decisions' latency histogram and their sum."""
-    amounts: dict[tuple[str, str], float] = {}
-
-    def add(key: tuple[str, str], value: float) -> None:
-        amounts[key] = amounts.get(key, 0) + value
-
+    amounts: Counter[tuple[str, str]] = Counter()
     for game, fault_kinds, latency_hist, latency_sum_ms in matches:
-        add((MATCHES, f"game={game}"), 1)
-        for kind in set(fault_kinds):
-            add((FAULTS, f"kind={kind}"), fault_kinds.count(kind))
+        amounts[(MATCHES, f"game={game}")] += 1
+        amounts.update((FAULTS, f"kind={kind}") for kind in fault_kinds)
         for index, count in enumerate(latency_hist):
-            add((LATENCY_BUCKET, f"le={index}"), count)
-        add((LATENCY_SUM, ""), latency_sum_ms)
-        add((LATENCY_COUNT, ""), sum(latency_hist))
+            amounts[(LATENCY_BUCKET, f"le={index}")] += count
+        amounts[(LATENCY_SUM, "")] += latency_sum_ms
+        amounts[(LATENCY_COUNT, "")] += sum(latency_hist)
     increment(session, amounts)
 
 

@@ -97,7 +97,7 @@ def settle_deal(session: Session, match_id: int, fresh: dict[int, dict[str, Any]
         if core(session).execute(_PUBLISH_VOID, {"match_id": match_id, "error": reason}).rowcount == 1:
             published[match_id] = MatchStatus.VOID
     void = [(match_id, replay, reason) for match_id, replay, reason in void if match_id in published]
-    publish_many(session, [(match_id, replay) for match_id, replay in rated], recorders.RATED, row.tournament_id, bots)
+    publish_many(session, rated, recorders.RATED, row.tournament_id, bots)
     publish_many(session, [(match_id, replay) for match_id, replay, _ in void], recorders.VOID, row.tournament_id, bots)
     return Settled(sorted(published), [(i, published.get(i, status)) for i, status in statuses])
 

@@ -7,6 +7,7 @@ published together, and a statement is a round trip to PostgreSQL."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import EllipsisType
@@ -212,11 +213,7 @@ def void_seats(session: Session, matches: list[Published]) -> None:
 
 def fault_metrics(session: Session, matches: list[Published]) -> None:
     """The fault-kind counters alone (a void match is no match played)."""
-    kinds: dict[tuple[str, str], float] = {}
-    for match in matches:
-        for fault in match.replay["faults"]:
-            key = (FAULTS, f"kind={fault['kind']}")
-            kinds[key] = kinds.get(key, 0) + 1
+    kinds = Counter((FAULTS, f"kind={fault['kind']}") for match in matches for fault in match.replay["faults"])
     if kinds:
         increment(session, kinds)
 
