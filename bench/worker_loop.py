@@ -35,9 +35,10 @@ import arena.services.matches as matches_service
 from arena.runtime import jobs
 from arena.runtime.live_bus import LiveBus
 from arena.services import live_feed
-from arena.storage.models import Match
+from arena.storage.models import Bot, Match, MatchSeat
 from bench import callgrind_phases
 from bench.throughput import arena, store_old_matches
+from referee.runner import BotSpec
 from tests.arena import service_harness as h
 
 GAME = "piranha-pedro"
@@ -236,8 +237,8 @@ def _phases(context) -> callgrind_phases.Phases:  # type: ignore[no-untyped-def]
     ms = matches_service
     for owner, name, label in [
         (jobs, "run_match_job", "job, run_match (rest)"), (ms, "claim", "claim: UPDATE"),
-        (ms, "_tournament_cancelled", "claim: tournament status"), (ms, "_seat_specs", "claim: seats"),
-        (live_feed, "read_deal", "read_deal"), (live_feed, "announce_deal", "announce_deal"),
+        (ms, "_tournament_cancelled", "claim: tournament status"), (ms, "seat_specs", "claim: seats"),
+        (ms, "claimed_deal", "claim: deal"), (live_feed, "announce_deal", "announce_deal"),
         (live_feed, "match_feed", "live feed: set up"), (live_feed.MatchFeed, "__call__", "live feed: steps"),
         (ms, "play_match", "play_match"), (ms._LeaseKeeper, "__enter__", "lease keeper"),
         (ms._LeaseKeeper, "__exit__", "lease keeper"), (ms, "store", "store (rest)"),
@@ -259,7 +260,10 @@ def _phases(context) -> callgrind_phases.Phases:  # type: ignore[no-untyped-def]
 def _play_alone(context, match_id: int) -> None:  # type: ignore[no-untyped-def]
     with context.db.session(readonly=True) as session:
         match = session.get(Match, match_id)
-        bots = matches_service._seat_specs(session, match_id)
+        seats = session.execute(select(Bot.url, Bot.secret, Bot.name, Bot.id)
+                                .join(MatchSeat, MatchSeat.bot_id == Bot.id)
+                                .where(MatchSeat.match_id == match_id).order_by(MatchSeat.seat))
+        bots = [BotSpec(url=url, secret=secret, name=name, bot_id=bot_id) for url, secret, name, bot_id in seats]
     matches_service.play_match(match.game, bots, match.seed, dict(match.params),
                                context.settings.time_controls(match.time_limit_ms), match_id=f"m{match_id}")
 

@@ -29,6 +29,7 @@ from arena.services.lease_renewals import RENEWALS
 from arena.services.publication import DEAL_COLUMNS, close_deal, settle_deal
 from arena.services.redaction import redact_replay
 from arena.storage.db import Database, core
+from arena.storage.json_rows import json_rows, rows_of
 from arena.storage.models import Bot, Match, MatchSeat, MatchStatus, Tournament, TournamentStatus, utcnow
 from arena.storage.replays import compress
 from referee.errors import RulesError
@@ -39,11 +40,34 @@ log = logging.getLogger("arena.matches")
 
 
 _MATCHES, _SEATS, _BOTS = Match.__table__, MatchSeat.__table__, Bot.__table__
-# What the claim hands back, from its own UPDATE (no second read): the match's setup and its tournament's status.
+_TWINS, _THIS = _MATCHES.alias("twin"), _MATCHES.alias("this")
+
+
+# The claim's subqueries name the claimed match by its id (the bound parameter), never by a column of the row
+# being updated: SQLAlchemy writes every column in a RETURNING unqualified on SQLite, subqueries' included, so
+# ``matches.id`` there would read as the inner table's own ``id``.
+def _of_claimed(column: str) -> Any:
+    return select(_THIS.c[column]).where(_THIS.c.id == bindparam("match_id")).scalar_subquery()
+
+
+def _deal_of_claimed(owner: str) -> Any:
+    """The claimed match's deal, as (id, status) rows, when it belongs to a tournament (``owner``
+    "tournament_id") or a ladder ("ladder_id"); no rows otherwise (``publication.deal_of``)."""
+    return (select(json_rows(_TWINS.c.id, _TWINS.c.status))
+            .where(_TWINS.c[owner] == _of_claimed(owner), _TWINS.c.seed == _of_claimed("seed"))
+            .scalar_subquery().label(owner.replace("_id", "_deal")))
+
+
+# What the claim hands back, from its own UPDATE (no second read): the match's setup, its tournament's status,
+# its seats' bots and its deal's statuses (each a scalar subquery: one statement, one round trip, in all).
 CLAIMED = (_MATCHES.c.attempts, _MATCHES.c.tournament_id, _MATCHES.c.ladder_id, _MATCHES.c.game, _MATCHES.c.seed,
            _MATCHES.c.params, _MATCHES.c.time_limit_ms, _MATCHES.c.num_players,
-           select(Tournament.__table__.c.status).where(Tournament.__table__.c.id == _MATCHES.c.tournament_id)
-           .scalar_subquery().label("tournament_status"))
+           select(Tournament.__table__.c.status).where(Tournament.__table__.c.id == _of_claimed("tournament_id"))
+           .scalar_subquery().label("tournament_status"),
+           select(json_rows(_SEATS.c.seat, _BOTS.c.url, _BOTS.c.secret, _BOTS.c.name, _BOTS.c.id))
+           .select_from(_SEATS.join(_BOTS, _BOTS.c.id == _SEATS.c.bot_id))
+           .where(_SEATS.c.match_id == bindparam("match_id")).scalar_subquery().label("seats"),
+           _deal_of_claimed("tournament_id"), _deal_of_claimed("ladder_id"))
 # Built once: a Core statement with bound parameters skips building and the ORM's per-statement work.
 _CLAIM = (
     update(_MATCHES)
@@ -54,14 +78,12 @@ _CLAIM = (
             lease_until=bindparam("lease"), started_at=bindparam("started"))
     .returning(*CLAIMED)
 )
-_SEAT_SPECS = (select(_BOTS.c.url, _BOTS.c.secret, _BOTS.c.name, _BOTS.c.id)
-               .join(_SEATS, _BOTS.c.id == _SEATS.c.bot_id)
-               .where(_SEATS.c.match_id == bindparam("match_id")).order_by(_SEATS.c.seat))
 
 
 def claim(session: Session, match_id: int, worker: str, lease_s: int) -> Row[Any] | None:
     """Take the match for this worker; None when it is finished, cancelled or leased to another. Else the
-    claimed row's ``CLAIMED`` columns, returned by the claiming UPDATE itself (no second read)."""
+    claimed row's ``CLAIMED`` columns, returned by the claiming UPDATE itself (no second read: its seats'
+    bots are ``seat_specs`` of it, its deal ``claimed_deal``)."""
     now = utcnow()
     return core(session).execute(_CLAIM, {"match_id": match_id, "now": now, "worker": worker, "started": now,
                                           "lease": now + timedelta(seconds=lease_s)}).first()
@@ -87,22 +109,21 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
     ``request_refit`` is given (the worker passes the queue's), otherwise right here. ``live``: where its
     spectators' events go (``live_feed``: the public board, only while no twin of its deal is open)."""
     claimed_at = time.perf_counter()  # before the claim: the lease it takes ends no earlier than this + lease
-    # No transaction: the claim is one atomic UPDATE, and what is read after it (the seats' bots, the deal's
-    # statuses for the live feed) each statement reads as it is, as it would in a read-committed one.
+    # No transaction: the claim is one atomic UPDATE, which also hands back the seats' bots and the deal's
+    # statuses (for the live feed), each read as it is, as it would be in a read-committed transaction.
     with db.session(autocommit=True) as session:
         claimed = claim(session, match_id, worker, settings.match_lease_s)
-        if claimed is None:
-            return "skipped"
-        attempt = claimed.attempts
-        playable = attempt <= MAX_ATTEMPTS and claimed.tournament_status != TournamentStatus.CANCELLED
-        if playable:
-            try:
-                bots = _seat_specs(session, match_id)
-                deal = None if live is None else live_feed.read_deal(session, match_id, claimed.tournament_id,
-                                                                     claimed.ladder_id, claimed.seed)
-            except BaseException:  # the claim stands on its own: free it for a retry at once
-                _release(db, match_id, worker, attempt)
-                raise
+    if claimed is None:
+        return "skipped"
+    attempt = claimed.attempts
+    playable = attempt <= MAX_ATTEMPTS and claimed.tournament_status != TournamentStatus.CANCELLED
+    if playable:
+        try:
+            bots = seat_specs(claimed)
+            deal = None if live is None else claimed_deal(match_id, claimed)
+        except BaseException:  # the claim stands on its own: free it for a retry at once
+            _release(db, match_id, worker, attempt)
+            raise
     if not playable:
         return _end_unplayed(db, match_id, worker, attempt, given_up=attempt > MAX_ATTEMPTS)
     # Each attempt is a new match to the bots: one that saw an earlier, cut-short attempt would
@@ -236,9 +257,23 @@ def _end_unplayed(db: Database, match_id: int, worker: str, attempt: int, given_
         return "error" if given_up else "cancelled"
 
 
-def _seat_specs(session: Session, match_id: int) -> list[BotSpec]:
+def seat_specs(claimed: Row[Any]) -> list[BotSpec]:
+    """The seats' bots of a claimed match (its ``seats`` column), in seat order."""
     return [BotSpec(url=url, secret=secret, name=name, bot_id=bot_id)
-            for url, secret, name, bot_id in core(session).execute(_SEAT_SPECS, {"match_id": match_id})]
+            for _seat, url, secret, name, bot_id in sorted(rows_of(claimed.seats))]
+
+
+def claimed_deal(match_id: int, claimed: Row[Any]) -> live_feed.Deal:
+    """The deal of a claimed match, as the claim found it (``live_feed.read_deal``, read by the claim itself):
+    the claim's own change is not in what its subqueries read on PostgreSQL, so this match is said running."""
+    if claimed.tournament_id is not None:
+        rows = rows_of(claimed.tournament_deal)
+    elif claimed.ladder_id is not None:
+        rows = rows_of(claimed.ladder_deal)
+    else:
+        rows = [[match_id, MatchStatus.RUNNING]]
+    statuses = sorted((other, MatchStatus.RUNNING if other == match_id else status) for other, status in rows)
+    return live_feed.Deal(match_id, claimed.tournament_id, claimed.ladder_id, statuses)
 
 
 def _mark_error(db: Database, match_id: int, message: str) -> None:

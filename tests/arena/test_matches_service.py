@@ -6,8 +6,9 @@ import pytest
 from sqlalchemy import select, update
 
 from arena.services import matches as matches_service
-from arena.services.matches import MAX_ATTEMPTS, claim, run_match
-from arena.storage.models import Match, MatchStatus
+from arena.services.matches import MAX_ATTEMPTS, claim, claimed_deal, run_match, seat_specs
+from arena.services.publication import deal_statuses
+from arena.storage.models import Bot, Match, MatchSeat, MatchStatus
 from arena.storage.replays import decompress
 from sample_bots.random_bot import make_bot
 from sample_bots.sdk import start_in_thread
@@ -118,8 +119,9 @@ def test_the_worker_runs_a_bounded_number_of_statements_per_match(context) -> No
     """The worker's own database work per match is its throughput (issue 19, docs/benchmarks.md): the two
     rotations of a deal, the first sealed and the second publishing both (and finishing the tournament),
     each within a statement budget (BEGIN and PostgreSQL's board lock left out: one dialect has them, the
-    other not). Claim: 3 statements; store: 2; publishing the deal: 10 however many matches it has (their
-    status, a sealed twin's seats, one statement per recorder); finishing the tournament: 2."""
+    other not). Claim: 1 statement (its UPDATE hands back the seats' bots and the deal); store: 2; publishing
+    the deal: 10 however many matches it has (their status, a sealed twin's seats, one statement per
+    recorder); finishing the tournament: 2."""
     with h.slow_bots(2, 0) as servers:
         bots = h.register_bots(context, servers, "piranha-pedro")
         tournament = h.start_tournament(context, {"game": "piranha-pedro", "bots": bots, "seats": 2, "seed": 1})
@@ -135,8 +137,8 @@ def test_the_worker_runs_a_bounded_number_of_statements_per_match(context) -> No
             counts.append([s for s in statements if not s.startswith(("BEGIN", "SELECT pg_advisory_xact_lock"))])
     with context.db.session(readonly=True) as session:
         assert {session.get(Match, i).status for i in (first.id, second.id)} == {MatchStatus.FINISHED}
-    assert len(counts[0]) <= 3 + 2, counts[0]
-    assert len(counts[1]) <= 3 + 2 + 10 + 2, counts[1]
+    assert len(counts[0]) <= 1 + 2, counts[0]
+    assert len(counts[1]) <= 1 + 2 + 10 + 2, counts[1]
 
 
 def test_regression_an_error_right_after_the_claim_left_the_match_claimed_for_a_lease(context, monkeypatch) -> None:
@@ -149,7 +151,7 @@ def test_regression_an_error_right_after_the_claim_left_the_match_claimed_for_a_
         def blip(*_args: object) -> None:
             raise ConnectionError("the database went away")
 
-        monkeypatch.setattr(matches_service, "_seat_specs", blip)
+        monkeypatch.setattr(matches_service, "seat_specs", blip)
         with pytest.raises(ConnectionError):
             run_match(context.db, context.settings, match_id, "w1")
         with context.db.session(readonly=True) as session:
@@ -177,3 +179,38 @@ def test_a_match_given_up_is_ended_only_while_the_claim_that_gave_it_up_holds_it
         with context.db.session(readonly=True) as session:
             match = session.get(Match, second)
             assert (match.status, match.worker) == (MatchStatus.RUNNING, "w-now")
+
+
+def test_the_claim_hands_back_the_seats_and_the_deal_it_used_to_read_apart(context) -> None:
+    """The claim's one UPDATE returns what two more statements used to read after it: the seats' bots in
+    seat order (a rotation seats them in another order than their ids) and the deal's statuses with this
+    match running, for a tournament's deal, a ladder's and a match that is a deal of its own."""
+    with h.slow_bots(3, 0) as servers:
+        bots = h.register_bots(context, servers, "piranha-pedro")
+        h.start_tournament(context, {"game": "piranha-pedro", "bots": bots, "seats": 3, "cycles": 2, "seed": 1})
+    with context.db.session() as session:
+        first = session.scalar(select(Match.id).order_by(Match.id).limit(1))
+        seed = session.scalar(select(Match.seed).where(Match.id == first))
+        deal = list(session.scalars(select(Match.id).where(Match.seed == seed).order_by(Match.id)))
+        lone = session.scalar(select(Match.id).where(Match.seed != seed).order_by(Match.id).limit(1))
+        session.execute(update(Match).where(Match.id == lone).values(tournament_id=None))
+    assert len(deal) == 3
+    orders = []
+    for owner, match_id in [("tournament", deal[1]), ("ladder", deal[2]), ("own", lone)]:
+        with context.db.session() as session:
+            if owner == "ladder":  # the deal moved to a ladder: found by the ladder and the seed
+                session.execute(update(Match).where(Match.id.in_(deal)).values(tournament_id=None, ladder_id=7))
+            claimed = claim(session, match_id, "w1", lease_s=30)
+            seats = session.execute(select(Bot.url, Bot.secret, Bot.name, Bot.id)
+                                    .join(MatchSeat, MatchSeat.bot_id == Bot.id)
+                                    .where(MatchSeat.match_id == match_id).order_by(MatchSeat.seat)).all()
+            statuses = deal_statuses(session, match_id, claimed.tournament_id, claimed.ladder_id, claimed.seed)
+        specs = seat_specs(claimed)
+        orders.append([spec.bot_id for spec in specs])
+        assert [(s.url, s.secret, s.name, s.bot_id) for s in specs] == [tuple(row) for row in seats], owner
+        found = claimed_deal(match_id, claimed)
+        assert (found.match_id, found.tournament_id, found.ladder_id) == (match_id, claimed.tournament_id,
+                                                                          claimed.ladder_id)
+        assert found.statuses == statuses, owner
+        assert dict(found.statuses)[match_id] == MatchStatus.RUNNING
+    assert any(order != sorted(order) for order in orders)  # seat order is not id order somewhere
