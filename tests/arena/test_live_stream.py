@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -19,7 +20,11 @@ from arena.runtime.queue import MatchQueue, connect
 
 @pytest.fixture
 def live_context(database, settings, redis_url) -> Iterator[Context]:
-    settings = replace(settings, redis_url=redis_url, live_stream_s=2, live_streams=3)
+    """A queue name of its own: Redis's channels are shared by all its databases, so with the default name
+    this test's spectators also heard the workers of tests running beside it (another pytest-xdist worker
+    announcing its own match 5 failed ``test_a_spectator_gets_the_kept_board_first_then_every_event_in_order``)."""
+    settings = replace(settings, redis_url=redis_url, live_stream_s=2, live_streams=3,
+                       queue_name=f"arena-live-{uuid.uuid4().hex[:8]}")
     redis = connect(redis_url)
     bus = LiveBus(redis, settings.queue_name, settings.live_streams)
     yield Context(settings=settings, db=database, queue=MatchQueue(redis, settings), live=bus)
