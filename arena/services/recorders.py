@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
+from itertools import groupby
 from types import EllipsisType
 from typing import Any
 
@@ -21,7 +23,7 @@ from arena.services.leaderboards import update_live
 from arena.services.metrics import FAULTS, count_matches, increment
 from arena.services.outcome_store import store_outcomes
 from arena.services.rating_history import add_live_points
-from arena.storage.db import core
+from arena.storage.db import core, pipelined
 from arena.storage.models import Fault, Match, MatchSeat
 
 
@@ -235,7 +237,16 @@ VOID: tuple[tuple[str, Recorder], ...] = (
 )
 
 
+# Stages whose statements only write, whatever ran before them: next to each other they run in one pipeline
+# (``db.pipelined``). Not live points (they read the live ratings back when live Elo did not run before them)
+# nor faults (SQLAlchemy reads back the new row's id of a one-row INSERT into a table with a serial key).
+WRITES_ONLY = frozenset({"outcome store", "tournament standings", "metrics"})
+
+
 def run(session: Session, recorders: tuple[tuple[str, Recorder], ...], matches: list[Published]) -> None:
-    if matches:
-        for _name, recorder in recorders:
-            recorder(session, matches)
+    if not matches:
+        return
+    for writes_only, stages in groupby(recorders, key=lambda stage: stage[0] in WRITES_ONLY):
+        with pipelined(session) if writes_only else nullcontext():
+            for _name, recorder in stages:
+                recorder(session, matches)

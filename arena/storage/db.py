@@ -15,6 +15,7 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection, Engine, create_engine, event, make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -126,6 +127,26 @@ def core(session: Session) -> Connection:
     if session.new or session.dirty or session.deleted:
         session.flush()
     return session.connection()
+
+
+@contextmanager
+def pipelined(session: Session) -> Iterator[None]:
+    """Writes whose results nobody reads, sent without waiting for each one's answer: on PostgreSQL in
+    psycopg's pipeline mode, one round trip for all of them where each took one (a deal's publication:
+    five of its recorders, every other match on a worker); elsewhere they run as they come. SQLAlchemy
+    cannot read a result inside (a SELECT there fails loudly), so only writes belong in one. A statement
+    that fails is raised as the block ends, as SQLAlchemy's error for it, and its transaction is aborted."""
+    connection = core(session)  # (what the session holds is flushed first, not inside)
+    if connection.dialect.name != "postgresql":
+        yield
+        return
+    driver = connection.connection.dbapi_connection
+    base = connection.dialect.loaded_dbapi.Error
+    try:
+        with driver.pipeline():  # type: ignore[union-attr]
+            yield
+    except base as exc:
+        raise DBAPIError.instance(None, None, exc, base, dialect=connection.dialect) from exc
 
 
 def alembic_config(url: str) -> Config:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import event, select
+from sqlalchemy import event, insert, select
+from sqlalchemy.exc import IntegrityError
 
+from arena.storage.db import pipelined
 from arena.storage.models import MetricCounter
 from arena.storage.upsert import upsert
 
@@ -47,3 +49,33 @@ def test_a_connection_back_from_autocommit_is_transactional_again(database) -> N
                replace=("value",))
         raise RuntimeError("the unit of work fails after its write")
     assert _value(database) is None  # rolled back: the write was inside a transaction
+
+
+def test_pipelined_writes_land_with_their_transaction(database) -> None:
+    """``pipelined``: on PostgreSQL the driver is in pipeline mode inside (the writes' answers are read once,
+    as the block ends); on both databases what was written there is in the transaction after it."""
+    with database.session() as session:
+        with pipelined(session):
+            driver = session.connection().connection.driver_connection
+            if database.url.startswith("postgresql"):
+                from psycopg.pq import PipelineStatus
+                assert driver.pgconn.pipeline_status == PipelineStatus.ON
+            for value in (1.0, 2.5):
+                upsert(session, MetricCounter, [{"name": "a", "labels": "", "value": value}], ("name", "labels"),
+                       add=("value",))
+        assert session.scalar(select(MetricCounter.value)) == 3.5  # read after the block, in the transaction
+    assert _value(database) == 3.5
+
+
+def test_a_write_that_fails_in_a_pipeline_is_sqlalchemys_error_and_its_transaction_is_undone(database) -> None:
+    """On PostgreSQL the failure is only known as the block ends: it is raised there, as the error SQLAlchemy
+    raises for it anywhere else, and the transaction (the writes before it in the block too) is rolled back."""
+    with pytest.raises(IntegrityError), database.session() as session, pipelined(session):
+        upsert(session, MetricCounter, [{"name": "a", "labels": "", "value": 1.0}], ("name", "labels"),
+               add=("value",))
+        session.connection().execute(insert(MetricCounter.__table__), {"name": None, "labels": "", "value": 2.0})
+    assert _value(database) is None
+    with database.session() as session:  # the connection went back to the pool usable
+        upsert(session, MetricCounter, [{"name": "b", "labels": "", "value": 4.0}], ("name", "labels"),
+               add=("value",))
+    assert _value(database) == 4.0
