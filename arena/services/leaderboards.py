@@ -218,13 +218,31 @@ def lock_board(session: Session, game: str, players: int) -> None:
     Once per transaction: publishing a match takes it, then its live Elo asked again (a statement each)."""
     if session.bind is not None and session.bind.dialect.name == "postgresql":
         connection = core(session)  # (begins the transaction if need be)
-        transaction, held = session.info.get("boards_locked", (None, set()))
-        if transaction is not session.get_transaction():  # a new transaction holds no lock yet
-            transaction, held = session.get_transaction(), set()
-            session.info["boards_locked"] = (transaction, held)
-        if (game, players) not in held:
+        if (game, players) not in _held(session):
             connection.execute(_LOCK_BOARD, {"key": f"board:{game}:{players}"})
-            held.add((game, players))
+            board_locked(session, game, players)
+
+
+def board_lock_column(game: Any, players: Any) -> Any:
+    """``lock_board`` as a column of a PostgreSQL statement whose rows name the board (a match's game and
+    player count): a worker seals its match and locks its board in one round trip. The caller then
+    tells ``board_locked``. The lock is taken as the statement runs: what a later statement reads of
+    the board's matches (a deal's statuses) is read under it."""
+    return func.pg_advisory_xact_lock(func.hashtext(func.concat("board:", game, ":", players)))
+
+
+def board_locked(session: Session, game: str, players: int) -> None:
+    """The session's transaction holds the board's lock now (``lock_board`` will not ask again)."""
+    _held(session).add((game, players))
+
+
+def _held(session: Session) -> set[tuple[str, int]]:
+    """The boards whose lock the session's current transaction holds (a new transaction holds none)."""
+    transaction, held = session.info.get("boards_locked", (None, set()))
+    if transaction is not session.get_transaction():
+        transaction, held = session.get_transaction(), set()
+        session.info["boards_locked"] = (transaction, held)
+    return held
 
 
 def _add_history(session: Session, game: str, players: int, through_id: int, bots: list[int],

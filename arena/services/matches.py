@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 from arena.config import Settings
 from arena.services import live_feed, tournaments
 from arena.services.bots import address_guard
-from arena.services.leaderboards import refit
+from arena.services.leaderboards import board_lock_column, board_locked, refit
 from arena.services.lease_renewals import RENEWALS
 from arena.services.publication import DEAL_COLUMNS, close_deal, settle_deal
 from arena.services.redaction import redact_replay
@@ -318,13 +318,18 @@ def store(db: Database, match_id: int, replay: dict[str, Any], claim: tuple[str,
         redact_replay(replay, urls)
         values = {"match_id": match_id, "result": replay["result"], "finished_at": utcnow(),
                   "steps": len(replay["steps"]), "replay_gz": compress(replay)}
+        connection = core(session)
+        locking = connection.dialect.name == "postgresql"
         if claim is None:
-            row = core(session).execute(_SEAL, values).first()
+            row = connection.execute(_SEAL[locking], values).first()
         else:
-            row = core(session).execute(_SEAL_CLAIMED, {**values, "b_worker": claim[0], "b_attempt": claim[1]}).first()
+            row = connection.execute(_SEAL_CLAIMED[locking],
+                                     {**values, "b_worker": claim[0], "b_attempt": claim[1]}).first()
         if row is None:
             session.rollback()
             return False, False, None
+        if locking:
+            board_locked(session, row.game, row.num_players)
         settled = settle_deal(session, match_id, {match_id: replay}, known=row,
                               bots=None if bots is None else {match_id: bots})
         if row.tournament_id is not None and not settled.any_in((MatchStatus.QUEUED, MatchStatus.RUNNING)):
@@ -334,14 +339,17 @@ def store(db: Database, match_id: int, replay: dict[str, Any], claim: tuple[str,
 
 
 # Storing a played match: sealed, its replay and result in its row, while it is still unfinished (or still
-# held by the claim that played it); the UPDATE hands back what ``settle_deal`` needs of it.
+# held by the claim that played it); the UPDATE hands back what ``settle_deal`` needs of it and, on PostgreSQL,
+# takes its board's lock as it runs (``board_lock_column``: the round trip ``lock_board`` would make after it).
 _SEALED = {"status": MatchStatus.SEALED, "result": bindparam("result"), "finished_at": bindparam("finished_at"),
            "lease_until": None, "steps": bindparam("steps"), "replay_gz": bindparam("replay_gz")}
 
 
-def _sealing(*unfinished: Any) -> Any:
-    return (update(_MATCHES).where(_MATCHES.c.id == bindparam("match_id"), *unfinished)
-            .values(**_SEALED).returning(*(_MATCHES.c[column.key] for column in DEAL_COLUMNS)))
+def _sealing(*unfinished: Any) -> dict[bool, Any]:
+    """The sealing UPDATE without (False) and with (True) the board's lock taken in it."""
+    stmt = (update(_MATCHES).where(_MATCHES.c.id == bindparam("match_id"), *unfinished).values(**_SEALED)
+            .returning(*(_MATCHES.c[column.key] for column in DEAL_COLUMNS)))
+    return {False: stmt, True: stmt.returning(board_lock_column(_MATCHES.c.game, _MATCHES.c.num_players))}
 
 
 _SEAL = _sealing(_MATCHES.c.status.in_([MatchStatus.RUNNING, MatchStatus.QUEUED]))
