@@ -133,7 +133,7 @@ def core(session: Session) -> Connection:
 def pipelined(session: Session) -> Iterator[None]:
     """Writes whose results nobody reads, sent without waiting for each one's answer: on PostgreSQL in
     psycopg's pipeline mode, one round trip for all of them where each took one (a deal's publication:
-    five of its recorders, every other match on a worker); elsewhere they run as they come. SQLAlchemy
+    four statements of three recorders, every other match on a worker); elsewhere they run as they come. SQLAlchemy
     cannot read a result inside (a SELECT there fails loudly), so only writes belong in one. A statement
     that fails is raised as the block ends, as SQLAlchemy's error for it, and its transaction is aborted."""
     connection = core(session)  # (what the session holds is flushed first, not inside)
