@@ -162,8 +162,8 @@ class Deal:
 
 
 def read_deal(session: Session, match_id: int, tournament_id: int | None, ladder_id: int | None, seed: int) -> Deal:
-    """The statuses ``announce_deal`` tells, read in the caller's transaction (one statement: a worker reads
-    them in the transaction that claimed or recorded the match, not in one more of its own)."""
+    """The statuses ``announce_deal`` tells, read in the caller's transaction (one statement). A worker does
+    not call it: its claim hands them back (``matches.claimed_deal``) and its record reads them with the deal."""
     return Deal(match_id, tournament_id, ladder_id, deal_statuses(session, match_id, tournament_id, ladder_id, seed))
 
 

@@ -44,8 +44,9 @@ _TWINS, _THIS = _MATCHES.alias("twin"), _MATCHES.alias("this")
 
 
 # The claim's subqueries name the claimed match by its id (the bound parameter), never by a column of the row
-# being updated: SQLAlchemy writes every column in a RETURNING unqualified on SQLite, subqueries' included, so
-# ``matches.id`` there would read as the inner table's own ``id``.
+# being updated: SQLAlchemy writes every column in a RETURNING unqualified on SQLite, subqueries' included (their
+# join conditions too), so ``matches.id`` there would read as the inner table's own ``id``. Inside one subquery
+# the names are each one table's (SQLite refuses an ambiguous one, loudly).
 def _of_claimed(column: str) -> Any:
     return select(_THIS.c[column]).where(_THIS.c.id == bindparam("match_id")).scalar_subquery()
 
@@ -110,7 +111,7 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
     spectators' events go (``live_feed``: the public board, only while no twin of its deal is open)."""
     claimed_at = time.perf_counter()  # before the claim: the lease it takes ends no earlier than this + lease
     # No transaction: the claim is one atomic UPDATE, which also hands back the seats' bots and the deal's
-    # statuses (for the live feed), each read as it is, as it would be in a read-committed transaction.
+    # statuses (for the live feed), as its subqueries read them (on PostgreSQL, from before the claim).
     with db.session(autocommit=True) as session:
         claimed = claim(session, match_id, worker, settings.match_lease_s)
     if claimed is None:

@@ -3,7 +3,8 @@ Battlesnake ruleset is a list of named stages): each takes the session and the `
 one deal, in id order, and each can be run and tested alone. ``RATED`` serves played matches, ``VOID``
 matches in which every seat forfeited before playing (recorded for their owners, never rated:
 ``void_matches``). A recorder writes all of its matches in one statement per table: a deal's twins are
-published together, and a statement is a round trip to PostgreSQL."""
+published together, and a statement is a round trip to PostgreSQL (write-only stages next to each other
+share one: ``WRITES_ONLY``)."""
 
 from __future__ import annotations
 
@@ -237,9 +238,10 @@ VOID: tuple[tuple[str, Recorder], ...] = (
 )
 
 
-# Stages whose statements only write, whatever ran before them: next to each other they run in one pipeline
-# (``db.pipelined``). Not live points (they read the live ratings back when live Elo did not run before them)
-# nor faults (SQLAlchemy reads back the new row's id of a one-row INSERT into a table with a serial key).
+# Stages whose statements only write, whatever ran before them, and check nothing of what they wrote (not even
+# a rowcount): next to each other they run in one pipeline (``db.pipelined``). Not live points (they read the
+# live ratings back when live Elo did not run before them) nor faults (SQLAlchemy reads back the new row's id
+# of a one-row INSERT into a table with a serial key).
 WRITES_ONLY = frozenset({"outcome store", "tournament standings", "metrics"})
 
 

@@ -97,7 +97,7 @@ class Database:
     def session(self, readonly: bool = False, autocommit: bool = False) -> Iterator[Session]:
         """A unit of work: commits on success, rolls back on any error. ``readonly`` units never take
         SQLite's write lock (pages and GET requests use them). ``autocommit``: no transaction, each
-        statement stands alone (a worker's claim: one atomic UPDATE and two reads), which saves the
+        statement stands alone (a worker's claim: one atomic UPDATE), which saves the
         BEGIN and COMMIT round trips of a unit that needs neither."""
         session = (self.autocommit_sessions if autocommit else self.read_sessions if readonly else self.sessions)()
         try:
@@ -133,20 +133,29 @@ def core(session: Session) -> Connection:
 def pipelined(session: Session) -> Iterator[None]:
     """Writes whose results nobody reads, sent without waiting for each one's answer: on PostgreSQL in
     psycopg's pipeline mode, one round trip for all of them where each took one (a deal's publication:
-    four statements of three recorders, every other match on a worker); elsewhere they run as they come. SQLAlchemy
-    cannot read a result inside (a SELECT there fails loudly), so only writes belong in one. A statement
-    that fails is raised as the block ends, as SQLAlchemy's error for it, and its transaction is aborted."""
+    four statements of three recorders, every other match on a worker); elsewhere they run as they come.
+
+    Nothing of a statement's outcome can be read inside: a SELECT's rows fail loudly, but an UPDATE's
+    ``rowcount`` is -1, silently, so only writes that nobody checks belong in one. A statement that fails is
+    known only later: raised at the block's next statement (as SQLAlchemy's error naming that statement,
+    the driver's error being the failed one's) or as the block ends (here, as SQLAlchemy's error, the
+    connection invalidated if it was lost); either way its transaction is aborted. Without pipeline support
+    in the driver's libpq (older than 14) the block runs as it comes."""
     connection = core(session)  # (what the session holds is flushed first, not inside)
-    if connection.dialect.name != "postgresql":
+    dbapi = connection.dialect.loaded_dbapi
+    if connection.dialect.name != "postgresql" or not dbapi.Pipeline.is_supported():
         yield
         return
     driver = connection.connection.dbapi_connection
-    base = connection.dialect.loaded_dbapi.Error
     try:
         with driver.pipeline():  # type: ignore[union-attr]
             yield
-    except base as exc:
-        raise DBAPIError.instance(None, None, exc, base, dialect=connection.dialect) from exc
+    except dbapi.Error as exc:
+        lost = connection.dialect.is_disconnect(exc, driver, None)
+        if lost:
+            connection.invalidate(exc)
+        raise DBAPIError.instance(None, None, exc, dbapi.Error, connection_invalidated=lost,
+                                  dialect=connection.dialect) from exc
 
 
 def alembic_config(url: str) -> Config:

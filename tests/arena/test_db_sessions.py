@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import event, insert, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import event, insert, select, text
+from sqlalchemy.exc import IntegrityError, OperationalError
 
 from arena.storage.db import pipelined
 from arena.storage.models import MetricCounter
 from arena.storage.upsert import upsert
+from tests.arena.conftest import postgres_database
 
 
 def _value(database) -> float | None:  # type: ignore[no-untyped-def]
@@ -67,15 +68,41 @@ def test_pipelined_writes_land_with_their_transaction(database) -> None:
     assert _value(database) == 3.5
 
 
-def test_a_write_that_fails_in_a_pipeline_is_sqlalchemys_error_and_its_transaction_is_undone(database) -> None:
-    """On PostgreSQL the failure is only known as the block ends: it is raised there, as the error SQLAlchemy
-    raises for it anywhere else, and the transaction (the writes before it in the block too) is rolled back."""
+@pytest.mark.parametrize("failing_last", [True, False])
+def test_a_write_that_fails_in_a_pipeline_is_sqlalchemys_error_and_its_transaction_is_undone(
+        database, failing_last: bool) -> None:
+    """On PostgreSQL a failure is only known later: at the block's next statement (SQLAlchemy's error for that
+    one) or as the block ends (raised there as SQLAlchemy's error for it). Either way the transaction (the
+    writes before it in the block too) is rolled back, and the connection goes back to the pool usable."""
+    bad = {"name": None, "labels": "", "value": 2.0}
     with pytest.raises(IntegrityError), database.session() as session, pipelined(session):
         upsert(session, MetricCounter, [{"name": "a", "labels": "", "value": 1.0}], ("name", "labels"),
                add=("value",))
-        session.connection().execute(insert(MetricCounter.__table__), {"name": None, "labels": "", "value": 2.0})
+        session.connection().execute(insert(MetricCounter.__table__), bad)
+        if not failing_last:
+            upsert(session, MetricCounter, [{"name": "c", "labels": "", "value": 1.0}], ("name", "labels"),
+                   add=("value",))
     assert _value(database) is None
-    with database.session() as session:  # the connection went back to the pool usable
+    with database.session() as session:
         upsert(session, MetricCounter, [{"name": "b", "labels": "", "value": 4.0}], ("name", "labels"),
                add=("value",))
     assert _value(database) == 4.0
+
+
+def test_a_connection_lost_in_a_pipeline_is_invalidated_and_replaced() -> None:
+    """The backend is ended while the pipeline's writes wait for their answers: the block raises SQLAlchemy's
+    OperationalError saying the connection was invalidated, and the next unit of work gets a new one."""
+    with postgres_database() as database:
+        with pytest.raises(OperationalError) as raised, database.session() as session, pipelined(session):
+            upsert(session, MetricCounter, [{"name": "a", "labels": "", "value": 1.0}], ("name", "labels"),
+                   add=("value",))
+            pid = session.connection().connection.driver_connection.info.backend_pid
+            with database.engine.connect() as admin:
+                admin.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+                admin.commit()
+        assert raised.value.connection_invalidated
+        assert _value(database) is None
+        with database.session() as session:
+            upsert(session, MetricCounter, [{"name": "b", "labels": "", "value": 4.0}], ("name", "labels"),
+                   add=("value",))
+        assert _value(database) == 4.0
