@@ -47,9 +47,11 @@ class ArenaWorker(SimpleWorker):
       long: RQ's loop beats at each turn, after the dequeue and after the job, and the key's expiry
       (``worker_ttl`` + 60 s) is minutes, so those beats a few milliseconds apart extended nothing.
     - The state is written only when it changes (RQ writes "idle" twice between two jobs).
-    Per job: 14 round trips -> 10 (docs/benchmarks.md, ``bench.throughput rq``)."""
+    Per job: 14 round trips -> 10 (docs/benchmarks.md, ``bench.throughput rq``). And it stops within a
+    second of being asked (``subscribe``)."""
 
     BEAT_EVERY_S = 1.0
+    PUBSUB_WAKE_S = 1.0  # how long stopping may wait for the thread listening for RQ's commands (``subscribe``)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -67,6 +69,17 @@ class ArenaWorker(SimpleWorker):
             super().heartbeat(timeout, pipeline=pipe)
             pipe.execute()
         self._beaten_at, self._beaten_for = now, ttl
+
+    def subscribe(self) -> None:
+        """RQ's, with the thread listening for commands waking every second instead of every minute. Since
+        redis-py 8, ``PubSubWorkerThread.stop`` waits for that thread, and once unsubscribed it sleeps out its
+        whole period: a worker stopped by SIGTERM then hung up to 60 s in RQ's teardown (``unsubscribe``),
+        past docker's and systemd's 10 s (CI saw it as a batch test's worker that would not exit)."""
+        self.pubsub = self.connection.pubsub()
+        self.pubsub.subscribe(**{self.pubsub_channel_name: self.handle_payload})
+        self.pubsub_thread = self.pubsub.run_in_thread(
+            sleep_time=self.PUBSUB_WAKE_S, daemon=True,
+            exception_handler=getattr(self, "_pubsub_exception_handler", None))
 
     def request_stop(self, signum: Any, frame: Any) -> None:
         """RQ's warm shutdown, and a batch in play ends after its current match (``jobs.run_matches_job``)."""

@@ -139,8 +139,8 @@ def pipelined(session: Session) -> Iterator[None]:
     ``rowcount`` is -1, silently, so only writes that nobody checks belong in one. A statement that fails is
     known only later: raised at the block's next statement (as SQLAlchemy's error naming that statement,
     the driver's error being the failed one's) or as the block ends (here, as SQLAlchemy's error, the
-    connection invalidated if it was lost); either way its transaction is aborted. Without pipeline support
-    in the driver's libpq (older than 14) the block runs as it comes."""
+    connection invalidated if it was lost or cannot leave pipeline mode); either way its transaction is
+    aborted. Without pipeline support in the driver's libpq (older than 14) the block runs as it comes."""
     connection = core(session)  # (what the session holds is flushed first, not inside)
     dbapi = connection.dialect.loaded_dbapi
     if connection.dialect.name != "postgresql" or not dbapi.Pipeline.is_supported():
@@ -151,7 +151,9 @@ def pipelined(session: Session) -> Iterator[None]:
         with driver.pipeline():  # type: ignore[union-attr]
             yield
     except dbapi.Error as exc:
-        lost = connection.dialect.is_disconnect(exc, driver, None)
+        # Lost, or left in pipeline mode by a failed exit ("cannot exit pipeline mode while busy", seen when the
+        # backend ends mid-sync): either way the connection cannot be used again, not even for the ROLLBACK.
+        lost = isinstance(exc, dbapi.OperationalError) or connection.dialect.is_disconnect(exc, driver, None)
         if lost:
             connection.invalidate(exc)
         raise DBAPIError.instance(None, None, exc, dbapi.Error, connection_invalidated=lost,

@@ -115,3 +115,33 @@ def test_the_arena_worker_spends_ten_round_trips_a_job_and_its_key_stays_alive_a
             assert ttl >= 200 and state == "busy", (job.id, ttl, state)  # RQ: the job's timeout + 60 s
     finally:
         server.stop()
+
+
+def test_regression_a_stopped_worker_waited_a_minute_for_its_command_listener(tmp_path) -> None:
+    """RQ's teardown unsubscribes from the worker's command channel and stops the thread listening to it; since
+    redis-py 8 the stop waits for that thread, which, once it had seen the channel go, slept its whole period
+    (60 s in RQ) before looking again. A SIGTERMed worker under load outlived the test's 15 s. Here the
+    thread is made to see the channel go first, as load made it then: the stop must still be quick."""
+    import threading
+    import time
+
+    from rq import Queue
+
+    from arena.runtime.worker import ArenaWorker
+
+    server = RedisServer(tmp_path)
+    server.start()
+    try:
+        redis = connect(server.url)
+        worker = ArenaWorker([Queue("probe", connection=redis)], connection=redis)
+        worker.subscribe()
+        time.sleep(0.2)  # the thread is listening
+        worker.pubsub.unsubscribe()  # it sees the channel go and sleeps until its next look
+        time.sleep(0.3)
+        started = time.monotonic()
+        stopping = threading.Thread(target=worker.unsubscribe, daemon=True)
+        stopping.start()
+        stopping.join(10)
+        assert not stopping.is_alive() and time.monotonic() - started < ArenaWorker.PUBSUB_WAKE_S + 1.5
+    finally:
+        server.stop()
