@@ -36,17 +36,24 @@ READ_TIMEOUT_S = 1.0  # a page's read of a topic's counter or kept event gives u
 KEPT_FRESH_S = 0.05  # a kept event read this recently is served again (a crowd on one topic costs one read)
 
 # A batch of events in one call, in order: for each, count it, splice the count into its JSON, keep it
-# and/or publish it (three keys and five arguments an event). One call per batch, not one per event:
-# redis-py's own work per command was most of the publishing thread's CPU (bench.worker_loop).
+# and/or publish it. One call per batch, not one per event: redis-py's own work per command was most of
+# the publishing thread's CPU (bench.worker_loop). And one argument per event (its flags, its topic's place
+# among the keys, its kind, its JSON), each topic's three keys once: redis-py encodes every argument on its
+# own, and eight an event (three keys, five arguments) cost it more than the call's round trip.
+#   KEYS: per topic, its channel, counter and kept event      ARGV[1]: how long a kept event and counter live
+#   ARGV[2..]: "<keep 0|1><send 0|1><topic's number, from 1> <kind>\n<the event's JSON object>"
 _PUBLISH = """
 local n = 0
-for i = 0, #ARGV / 5 - 1 do
-  local k, a = i * 3, i * 5
-  n = redis.call('INCR', KEYS[k + 2])
-  redis.call('EXPIRE', KEYS[k + 2], ARGV[a + 4])
-  local message = ARGV[a + 1] .. '\\n{"seq":' .. n .. ',' .. string.sub(ARGV[a + 2], 2)
-  if ARGV[a + 3] == '1' then redis.call('SET', KEYS[k + 3], message, 'EX', ARGV[a + 4]) end
-  if ARGV[a + 5] == '1' then redis.call('PUBLISH', KEYS[k + 1], message) end
+for i = 2, #ARGV do
+  local event = ARGV[i]
+  local space = string.find(event, ' ', 3, true)
+  local newline = string.find(event, '\\n', space, true)
+  local k = tonumber(string.sub(event, 3, space - 1)) * 3
+  n = redis.call('INCR', KEYS[k - 1])
+  redis.call('EXPIRE', KEYS[k - 1], ARGV[1])
+  local message = string.sub(event, space + 1, newline) .. '{"seq":' .. n .. ',' .. string.sub(event, newline + 2)
+  if string.byte(event, 1) == 49 then redis.call('SET', KEYS[k], message, 'EX', ARGV[1]) end
+  if string.byte(event, 2) == 49 then redis.call('PUBLISH', KEYS[k - 2], message) end
 end
 return n
 """
@@ -107,10 +114,14 @@ class LivePublisher:
             # What comes within LINGER_S goes out with it: sent as they came, a fast match's events cost a
             # round trip each, 4 ms of this thread's CPU per Pajarracos match, taken from the referee's GIL.
             # Spectators see each event at most LINGER_S later.
-            until = time.monotonic() + LINGER_S
+            # One sleep, then what came is taken without waiting: waiting for each event woke this thread once an
+            # event, each wake-up taking the interpreter's lock from the referee (bench.worker_loop: with the
+            # packing in _send, the CPU of the worker's other threads went from 1.33 to 1.09 ms a Piranha Pedro match).
+            if batch[-1] is not None and self._queue.qsize() < BATCH:
+                time.sleep(LINGER_S)
             while len(batch) < BATCH and batch[-1] is not None:
                 try:
-                    batch.append(self._queue.get(timeout=max(0.0, until - time.monotonic())))
+                    batch.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
             events = [item for item in batch if item is not None]
@@ -128,21 +139,19 @@ class LivePublisher:
     def _send(self, events: list[tuple[str, str, bytes, bool, bool]]) -> None:
         """The events in order, in one round trip and one script call (a step's event and its kept board
         come together, and a worker's events cost Redis one round trip per batch, not each)."""
+        if not events:  # (the thread told to end, nothing with it)
+            return
         keys: list[str] = []
-        args: list[Any] = []
-        for event in events:
-            keys.extend(self._keys(event[0]))
-            args.extend(self._args(event))
+        places: dict[str, int] = {}
+        args: list[Any] = [KEEP_S]
+        for topic, kind, body, keep, send in events:
+            place = places.get(topic)
+            if place is None:
+                place = places[topic] = len(places) + 1
+                channel = self.prefix + topic
+                keys += [channel, channel + ":seq", channel + ":last"]
+            args.append(f"{'1' if keep else '0'}{'1' if send else '0'}{place} {kind}\n".encode() + body)
         self._script(keys=keys, args=args)  # (loads the script again into a restarted Redis that forgot it)
-
-    def _keys(self, topic: str) -> list[str]:
-        channel = self.prefix + topic
-        return [channel, channel + ":seq", channel + ":last"]
-
-    @staticmethod
-    def _args(event: tuple[str, str, bytes, bool, bool]) -> list[Any]:
-        _topic, kind, body, keep, send = event
-        return [kind, body, "1" if keep else "0", KEEP_S, "1" if send else "0"]
 
 
 class Listener:

@@ -177,6 +177,52 @@ def test_events_sent_together_keep_their_order_also_after_redis_restarted(tmp_pa
         server.stop()
 
 
+def test_a_batch_of_many_topics_counts_keeps_and_sends_each_topics_events_apart(tmp_path) -> None:
+    """One call carries events of many topics (each topic's keys once, each event one argument naming its
+    topic's place among them): each topic counts its own events, keeps only what is kept and publishes
+    only what is sent, kind and JSON intact; twelve topics, so a place takes two digits."""
+    from arena.runtime.live_bus import PREFIX, LivePublisher
+    from tests.arena.service_harness import RedisServer
+
+    server = RedisServer(tmp_path)
+    server.start()
+    redis = connect(server.url)
+    publisher = LivePublisher(redis, "q")
+    prefix = PREFIX.format(queue="q")
+    topics = [f"match-{n}" for n in range(12)]
+    try:
+        pubsub = redis.pubsub(ignore_subscribe_messages=True)
+        pubsub.psubscribe(prefix + "match-*")
+        pubsub.get_message(timeout=1)  # subscribed
+        events = [(topics[n % 12], "deal ended" if n % 5 == 0 else "step",
+                   orjson.dumps({"n": n, "text": "a line\nand {braces}"}), n % 3 == 0, n % 4 != 0) for n in range(60)]
+        publisher._send(events)
+        published: list[tuple[str, bytes]] = []
+        deadline = time.monotonic() + 5
+        while len(published) < 45 and time.monotonic() < deadline:
+            message = pubsub.get_message(timeout=0.5)
+            if message:
+                published.append((message["channel"].decode()[len(prefix):], message["data"]))
+        pubsub.close()
+        expected, kept = [], {}
+        for n, (topic, kind, _body, keep, send) in enumerate(events):
+            seq = n // 12 + 1  # the topic's own count
+            message = kind.encode() + b"\n" + orjson.dumps({"seq": seq, "n": n, "text": "a line\nand {braces}"})
+            if send:
+                expected.append((topic, message))
+            if keep:
+                kept[topic] = message  # its last kept event
+        assert published == expected
+        for topic in topics:
+            assert int(redis.get(prefix + topic + ":seq")) == 5
+            assert redis.get(prefix + topic + ":last") == kept.get(topic)
+            assert 0 < redis.ttl(prefix + topic + ":seq") <= 3600
+    finally:
+        publisher.close()
+        redis.close()
+        server.stop()
+
+
 def test_a_fast_matchs_events_go_out_in_batches_regression_a_round_trip_per_event(tmp_path) -> None:
     """Events a millisecond apart (a fast match's steps) were each sent alone: a Redis round trip per event,
     4 ms of the publisher's CPU per Pajarracos match, taken from the referee's GIL. A batch now waits
