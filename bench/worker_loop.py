@@ -13,7 +13,8 @@ For instruction counts: ``valgrind --tool=callgrind --instr-atstart=no python -m
 --callgrind`` (instrumentation is switched on for the loop alone; Ir / matches is the figure). Per phase
 of the match (claim, store, each recorder, commits, ...): ``valgrind --tool=callgrind --instr-atstart=no
 --callgrind-out-file=DIR/cg python -m bench.worker_loop --callgrind --phases DIR``
-(``bench.callgrind_phases``).
+(``bench.callgrind_phases``). With ``--postgres`` on this host, ``--server-cpu`` adds PostgreSQL's own CPU per
+match (the database works on the same cores: part of what the worker waits for is its CPU).
 """
 
 from __future__ import annotations
@@ -67,6 +68,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trace", action="store_true", help="print each SQL statement of the first timed match")
     parser.add_argument("--statement-times", action="store_true",
                         help="the wall time per statement (from the cursor's execute to its return), by statement")
+    parser.add_argument("--server-cpu", action="store_true",
+                        help="with --postgres, on this host: PostgreSQL's own CPU per match, by statement (its "
+                             "backends' /proc/PID/schedstat across each execute) and in all (every server process)")
+    parser.add_argument("--drop-indexes", action="store_true",
+                        help="an experiment: drop the secondary indexes of matches first (what their upkeep costs)")
     parser.add_argument("--profile", default=None, help="write a pyinstrument profile of the loop here")
     parser.add_argument("--play-only", action="store_true",
                         help="only the referee's part: play_match on the same matches, nothing stored")
@@ -74,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--phases", default=None,
                         help="with --callgrind: the directory of --callgrind-out-file; report instructions per phase")
     args = parser.parse_args(argv)
+    if args.server_cpu and not args.postgres:
+        parser.error("--server-cpu measures a PostgreSQL server on this host: give --postgres URL")
     bots_proc = subprocess.Popen([sys.executable, "-c", SERVE, str(BOTS)], stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, text=True)
     try:
@@ -90,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace, context, servers: list) -> None:  # type: ignore[no-untyped-def]
     bots = h.register_bots(context, servers, args.game)
     store_old_matches(context, args.stored, bots)
+    if args.drop_indexes:
+        _drop_match_indexes(context)
     tournament = h.start_tournament(context, {"game": args.game, "bots": bots, "seats": args.seats,
                                               "cycles": args.cycles,
                                               "seed": 1})
@@ -136,6 +146,7 @@ def run(args: argparse.Namespace, context, servers: list) -> None:  # type: igno
                 traced["left"] -= 1
         jobs._play = trace_one
     timed = _time_statements(context) if args.statement_times else None
+    server = ServerCpu(context) if args.server_cpu else None
     phases = _phases(context) if args.phases else None
     if phases is not None:
         event.listen(context.db.engine, "before_cursor_execute", lambda *_: phases.statement())
@@ -159,6 +170,8 @@ def run(args: argparse.Namespace, context, servers: list) -> None:  # type: igno
         else:
             assert jobs.run_matches_job(batch) == ["recorded"] * len(batch), batch
     cpu, wall, process = time.thread_time() - cpu, time.perf_counter() - wall, time.process_time() - process
+    if server is not None:
+        server.stop()
     pauses.stop()
     if phases is not None:
         phases.mark()
@@ -180,6 +193,8 @@ def run(args: argparse.Namespace, context, servers: list) -> None:  # type: igno
         print("  wall per match by statement (ms, the driver's execute and the database's work):")
         for sql, (count, seconds) in sorted(timed.items(), key=lambda kv: -kv[1][1]):
             print(f"    {seconds / n * 1000:6.3f} ms in {count / n:4.2f} x  {sql}")
+    if server is not None:
+        print(server.report(n))
     if phases is not None:
         print(callgrind_phases.report(callgrind_phases.read_dumps(Path(args.phases)), phases.statements, n))
 
@@ -201,6 +216,106 @@ def _time_statements(context) -> dict[str, list[float]]:  # type: ignore[no-unty
     event.listen(context.db.engine, "before_cursor_execute", before)
     event.listen(context.db.engine, "after_cursor_execute", after)
     return timed
+
+
+def _on_cpu_ns(pid: int) -> int:
+    """A process's time on a CPU so far, in ns (the scheduler's own count: finer than the clock ticks of stat)."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as stats:
+            return int(stats.read().split()[0])
+    except (OSError, ValueError, IndexError):  # (a process that ended meanwhile)
+        return 0
+
+
+class ServerCpu:
+    """PostgreSQL's own CPU for the worker's statements: the database shares the machine's cores with the
+    worker, so its work is part of what the worker waits for. Per statement: its backend's time on a CPU
+    across the driver's execute. In all: every process of the server (backends, WAL writer, checkpointer,
+    autovacuum workers alive at both ends), from the loop's start to its end; what is not in a statement is
+    the BEGINs, COMMITs (their WAL flush), the pool's pings and the background processes."""
+
+    def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
+        self.by_statement: dict[str, list[float]] = {}
+        found = subprocess.run(["pgrep", "-o", "-x", "postgres"], capture_output=True, text=True).stdout.split()
+        if not found:
+            raise SystemExit("--server-cpu: no postgres process on this host")
+        self.postmaster = int(found[0])
+        engine = self.engine = context.db.engine
+        self.floor: dict[str, float] = {}
+
+        def before(conn, *_rest) -> None:  # type: ignore[no-untyped-def]
+            pid = conn.connection.driver_connection.info.backend_pid
+            conn.info["bench_backend"] = (pid, _on_cpu_ns(pid))
+
+        def after(conn, _cur, sql, *_rest) -> None:  # type: ignore[no-untyped-def]
+            pid, began = conn.info.pop("bench_backend")
+            entry = self.by_statement.setdefault(" ".join(sql.split()[:6])[:90], [0, 0.0])
+            entry[0] += 1
+            entry[1] += (_on_cpu_ns(pid) - began) / 1e9
+
+        event.listen(engine, "before_cursor_execute", before)
+        event.listen(engine, "after_cursor_execute", after)
+        self.began = self._all()
+        self.total = 0.0
+
+    def _all(self) -> dict[int, int]:
+        children = subprocess.run(["pgrep", "-P", str(self.postmaster)], capture_output=True, text=True).stdout
+        return {pid: _on_cpu_ns(pid) for pid in [self.postmaster, *map(int, children.split())]}
+
+    def stop(self) -> None:
+        ended = self._all()
+        self.total = sum(ns - self.began.get(pid, 0) for pid, ns in ended.items() if pid in self.began) / 1e9
+        self.floor = _server_floor(self.engine)
+
+    def report(self, matches: int) -> str:
+        in_statements = sum(seconds for _count, seconds in self.by_statement.values())
+        lines = [f"  PostgreSQL's CPU per match: {self.total / matches * 1000:.2f} ms in all, "
+                 f"{in_statements / matches * 1000:.2f} ms in the statements' executes:"]
+        for sql, (count, seconds) in sorted(self.by_statement.items(), key=lambda kv: -kv[1][1]):
+            lines.append(f"    {seconds / matches * 1000:6.3f} ms in {count / matches:4.2f} x  {sql}")
+        lines.append("  the server's CPU for the least it can be asked, afterwards on one connection (median of 300): "
+                     + ", ".join(f"{what} {us:.0f} us" for what, us in self.floor.items()))
+        return "\n".join(lines)
+
+
+def _server_floor(engine) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """PostgreSQL's CPU (its backend's, microseconds) for a round trip that asks nothing (``SELECT 1``) and for
+    a one-row UPDATE of an unindexed column committed on its own, durably and not: the floor under each of the
+    worker's round trips and commits. An engine of its own: the loop's statement counters are not told."""
+    from sqlalchemy import create_engine, text
+    own = create_engine(engine.url)
+    with own.connect() as conn:
+        conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+        pid = conn.connection.driver_connection.info.backend_pid
+        conn.exec_driver_sql("CREATE TABLE bench_floor (id integer PRIMARY KEY, v integer)")
+        conn.exec_driver_sql("INSERT INTO bench_floor VALUES (1, 0)")
+        probes = {"a round trip (SELECT 1)": [text("SELECT 1")],
+                  "a durable one-row UPDATE": [text("UPDATE bench_floor SET v = v + 1 WHERE id = 1")],
+                  "the same not waiting for its WAL": [text("SET synchronous_commit = off"),
+                                                       text("UPDATE bench_floor SET v = v + 1 WHERE id = 1"),
+                                                       text("SET synchronous_commit = on")]}
+        floor = {}
+        for what, statements in probes.items():
+            spent = []
+            for _ in range(320):
+                began = _on_cpu_ns(pid)
+                for statement in statements:
+                    conn.execute(statement)
+                spent.append(_on_cpu_ns(pid) - began)
+            floor[what] = sorted(spent[20:])[150] / 1000
+        floor["the same not waiting for its WAL"] -= 2 * floor["a round trip (SELECT 1)"]  # (its two SETs)
+        conn.exec_driver_sql("DROP TABLE bench_floor")
+    own.dispose()
+    return floor
+
+
+def _drop_match_indexes(context) -> None:  # type: ignore[no-untyped-def]
+    from sqlalchemy import inspect, text
+    names = [index["name"] for index in inspect(context.db.engine).get_indexes("matches")]
+    with context.db.engine.begin() as conn:
+        for name in names:
+            conn.execute(text(f'DROP INDEX "{name}"'))
+    print(f"dropped the {len(names)} secondary indexes of matches", flush=True)
 
 
 class GcPauses:
