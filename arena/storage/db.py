@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
@@ -139,7 +140,7 @@ def pipelined(session: Session) -> Iterator[None]:
     ``rowcount`` is -1, silently, so only writes that nobody checks belong in one. A statement that fails is
     known only later: raised at the block's next statement (as SQLAlchemy's error naming that statement,
     the driver's error being the failed one's) or as the block ends (here, as SQLAlchemy's error, the
-    connection invalidated if it was lost or cannot leave pipeline mode); either way its transaction is
+    connection invalidated if it was lost or could not leave pipeline mode); either way its transaction is
     aborted. Without pipeline support in the driver's libpq (older than 14) the block runs as it comes."""
     connection = core(session)  # (what the session holds is flushed first, not inside)
     dbapi = connection.dialect.loaded_dbapi
@@ -151,13 +152,22 @@ def pipelined(session: Session) -> Iterator[None]:
         with driver.pipeline():  # type: ignore[union-attr]
             yield
     except dbapi.Error as exc:
-        # Lost, or left in pipeline mode by a failed exit ("cannot exit pipeline mode while busy", seen when the
-        # backend ends mid-sync): either way the connection cannot be used again, not even for the ROLLBACK.
-        lost = isinstance(exc, dbapi.OperationalError) or connection.dialect.is_disconnect(exc, driver, None)
+        lost = _unusable(driver, dbapi) or connection.dialect.is_disconnect(exc, driver, None)
         if lost:
             connection.invalidate(exc)
         raise DBAPIError.instance(None, None, exc, dbapi.Error, connection_invalidated=lost,
                                   dialect=connection.dialect) from exc
+    except BaseException:  # the block's own error: psycopg only logs an exit that failed after it
+        if _unusable(driver, dbapi):
+            connection.invalidate()
+        raise
+
+
+def _unusable(driver: Any, dbapi: Any) -> bool:
+    """Lost, or still in pipeline mode after the block ("cannot exit pipeline mode while busy", seen when the
+    backend ends mid-sync): either way not even the ROLLBACK can be sent on it. An error the server raised at
+    the sync (a deadlock, a timeout) leaves it usable: the transaction is only aborted."""
+    return bool(driver.broken or driver.closed or driver.pgconn.pipeline_status != dbapi.pq.PipelineStatus.OFF)
 
 
 def alembic_config(url: str) -> Config:

@@ -106,3 +106,45 @@ def test_a_connection_lost_in_a_pipeline_is_invalidated_and_replaced() -> None:
             upsert(session, MetricCounter, [{"name": "b", "labels": "", "value": 4.0}], ("name", "labels"),
                    add=("value",))
         assert _value(database) == 4.0
+
+
+def test_an_error_raised_at_a_pipelines_sync_leaves_its_connection_in_the_pool() -> None:
+    """A statement the server cancels (here its timeout; a deadlock alike) fails as the block ends, but the
+    connection left pipeline mode normally: its transaction is rolled back and the pool keeps it. (Every
+    OperationalError invalidated the connection: a reconnect and a new backend for a timeout.)"""
+    with postgres_database() as database:
+        with pytest.raises(OperationalError) as raised, database.session() as session:
+            session.execute(text("SET LOCAL statement_timeout = 50"))
+            pid = session.connection().connection.driver_connection.info.backend_pid
+            with pipelined(session):
+                upsert(session, MetricCounter, [{"name": "a", "labels": "", "value": 1.0}], ("name", "labels"),
+                       add=("value",))
+                session.connection().execute(text("DO $$ BEGIN PERFORM pg_sleep(2); END $$"))
+        assert "statement timeout" in str(raised.value) and not raised.value.connection_invalidated
+        assert _value(database) is None
+        with database.session() as session:
+            assert session.connection().connection.driver_connection.info.backend_pid == pid
+            upsert(session, MetricCounter, [{"name": "b", "labels": "", "value": 4.0}], ("name", "labels"),
+                   add=("value",))
+        assert _value(database) == 4.0
+
+
+def test_a_blocks_own_error_with_the_connection_lost_in_its_pipeline_is_the_error_raised() -> None:
+    """The block raises while its pipeline's writes wait on a backend that was ended: psycopg cannot leave
+    pipeline mode and only logs it. The connection is invalidated, so the unit of work's ROLLBACK is not sent
+    on it and the block's own error is what the caller sees (it was SQLAlchemy's, about the lost connection);
+    the next unit of work gets a new connection."""
+    with postgres_database() as database:
+        with pytest.raises(RuntimeError, match="the block's own"), database.session() as session, pipelined(session):
+            upsert(session, MetricCounter, [{"name": "a", "labels": "", "value": 1.0}], ("name", "labels"),
+                   add=("value",))
+            pid = session.connection().connection.driver_connection.info.backend_pid
+            with database.engine.connect() as admin:
+                admin.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+                admin.commit()
+            raise RuntimeError("the block's own")
+        assert _value(database) is None
+        with database.session() as session:
+            upsert(session, MetricCounter, [{"name": "b", "labels": "", "value": 4.0}], ("name", "labels"),
+                   add=("value",))
+        assert _value(database) == 4.0
