@@ -74,12 +74,13 @@ class ArenaWorker(SimpleWorker):
         """RQ's, with the thread listening for commands waking every second instead of every minute. Since
         redis-py 8, ``PubSubWorkerThread.stop`` waits for that thread, and once unsubscribed it sleeps out its
         whole period: a worker stopped by SIGTERM then hung up to 60 s in RQ's teardown (``unsubscribe``),
-        past docker's and systemd's 10 s (CI saw it as a batch test's worker that would not exit)."""
+        a minute more on top of the match in play: past docker's default 10 s, and near our own 60 s grace
+        (deploy/docker-compose.yml). CI saw it as a worker, SIGTERMed mid-batch, that outlived the test's 15 s."""
         self.pubsub = self.connection.pubsub()
         self.pubsub.subscribe(**{self.pubsub_channel_name: self.handle_payload})
         self.pubsub_thread = self.pubsub.run_in_thread(
             sleep_time=self.PUBSUB_WAKE_S, daemon=True,
-            exception_handler=getattr(self, "_pubsub_exception_handler", None))
+            exception_handler=self._pubsub_exception_handler)
 
     def request_stop(self, signum: Any, frame: Any) -> None:
         """RQ's warm shutdown, and a batch in play ends after its current match (``jobs.run_matches_job``)."""
