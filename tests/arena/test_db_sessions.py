@@ -17,6 +17,22 @@ def _value(database) -> float | None:  # type: ignore[no-untyped-def]
         return session.scalar(select(MetricCounter.value))
 
 
+def _end_backend(database, session) -> None:  # type: ignore[no-untyped-def]
+    """End the PostgreSQL backend serving ``session``, from another connection (a database restart, as it sees)."""
+    pid = session.connection().connection.driver_connection.info.backend_pid
+    with database.engine.connect() as admin:
+        admin.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+        admin.commit()
+
+
+def _next_unit_writes(database) -> None:  # type: ignore[no-untyped-def]
+    """The next unit of work gets a usable connection: its write lands."""
+    with database.session() as session:
+        upsert(session, MetricCounter, [{"name": "b", "labels": "", "value": 4.0}], ("name", "labels"),
+               add=("value",))
+    assert _value(database) == 4.0
+
+
 def _in_transaction(session) -> bool:  # type: ignore[no-untyped-def]
     """Whether the driver's connection has a transaction open (what would cost a COMMIT round trip)."""
     driver = session.connection().connection.driver_connection
@@ -83,10 +99,7 @@ def test_a_write_that_fails_in_a_pipeline_is_sqlalchemys_error_and_its_transacti
             upsert(session, MetricCounter, [{"name": "c", "labels": "", "value": 1.0}], ("name", "labels"),
                    add=("value",))
     assert _value(database) is None
-    with database.session() as session:
-        upsert(session, MetricCounter, [{"name": "b", "labels": "", "value": 4.0}], ("name", "labels"),
-               add=("value",))
-    assert _value(database) == 4.0
+    _next_unit_writes(database)
 
 
 def test_a_connection_lost_in_a_pipeline_is_invalidated_and_replaced() -> None:
@@ -96,16 +109,10 @@ def test_a_connection_lost_in_a_pipeline_is_invalidated_and_replaced() -> None:
         with pytest.raises(OperationalError) as raised, database.session() as session, pipelined(session):
             upsert(session, MetricCounter, [{"name": "a", "labels": "", "value": 1.0}], ("name", "labels"),
                    add=("value",))
-            pid = session.connection().connection.driver_connection.info.backend_pid
-            with database.engine.connect() as admin:
-                admin.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
-                admin.commit()
+            _end_backend(database, session)
         assert raised.value.connection_invalidated
         assert _value(database) is None
-        with database.session() as session:
-            upsert(session, MetricCounter, [{"name": "b", "labels": "", "value": 4.0}], ("name", "labels"),
-                   add=("value",))
-        assert _value(database) == 4.0
+        _next_unit_writes(database)
 
 
 def test_an_error_raised_at_a_pipelines_sync_leaves_its_connection_in_the_pool() -> None:
@@ -122,11 +129,9 @@ def test_an_error_raised_at_a_pipelines_sync_leaves_its_connection_in_the_pool()
                 session.connection().execute(text("DO $$ BEGIN PERFORM pg_sleep(2); END $$"))
         assert "statement timeout" in str(raised.value) and not raised.value.connection_invalidated
         assert _value(database) is None
-        with database.session() as session:
+        with database.session() as session:  # the same connection, from the pool
             assert session.connection().connection.driver_connection.info.backend_pid == pid
-            upsert(session, MetricCounter, [{"name": "b", "labels": "", "value": 4.0}], ("name", "labels"),
-                   add=("value",))
-        assert _value(database) == 4.0
+        _next_unit_writes(database)
 
 
 def test_a_blocks_own_error_with_the_connection_lost_in_its_pipeline_is_the_error_raised() -> None:
@@ -138,13 +143,7 @@ def test_a_blocks_own_error_with_the_connection_lost_in_its_pipeline_is_the_erro
         with pytest.raises(RuntimeError, match="the block's own"), database.session() as session, pipelined(session):
             upsert(session, MetricCounter, [{"name": "a", "labels": "", "value": 1.0}], ("name", "labels"),
                    add=("value",))
-            pid = session.connection().connection.driver_connection.info.backend_pid
-            with database.engine.connect() as admin:
-                admin.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
-                admin.commit()
+            _end_backend(database, session)
             raise RuntimeError("the block's own")
         assert _value(database) is None
-        with database.session() as session:
-            upsert(session, MetricCounter, [{"name": "b", "labels": "", "value": 4.0}], ("name", "labels"),
-                   add=("value",))
-        assert _value(database) == 4.0
+        _next_unit_writes(database)
