@@ -57,20 +57,28 @@ _LIVE_READ = select(_LIVE.c.bot_id, _LIVE.c.elo, _LIVE.c.games).where(
     _LIVE.c.bot_id.in_(bindparam("bots", expanding=True)))
 
 
-def update_live(session: Session, game: str, played: list[tuple[list[int], dict[str, Any]]]
-                ) -> list[dict[int, tuple[float, int]]]:
+def read_live(session: Session, game: str, players: int, bots: list[int]) -> dict[int, tuple[float, int]]:
+    """The live Elo and rated-match count of ``bots`` on one board (those with a row), under the board's lock
+    (``lock_board``): what ``update_live`` starts from."""
+    lock_board(session, game, players)
+    rows = core(session).execute(_LIVE_READ, {"game": game, "players": players, "bots": sorted(set(bots))})
+    return {bot: (value, games) for bot, value, games in rows}
+
+
+def update_live(session: Session, game: str, played: list[tuple[list[int], dict[str, Any]]],
+                before: dict[int, tuple[float, int]] | None = None) -> list[dict[int, tuple[float, int]]]:
     """Classic incremental Elo for the moment-to-moment ladder (order-dependent, shown as provisional), for
     the matches of one board ``played`` in this order (their seats' bots and results); returns after each
     match its bots' new live Elo and rated-match counts (the rating chart's points, without a read back).
-    One read and one upsert, in Core, however many matches: this runs for every published deal."""
+    One read and one upsert, in Core, however many matches: this runs for every published deal. ``before``:
+    the bots' ratings as ``read_live`` read them, when the caller read them first (then only the upsert)."""
     if not played:
         return []
     players = len(played[0][0])
-    lock_board(session, game, players)
-    everyone = sorted({bot for bots, _result in played for bot in bots})
-    rows = core(session).execute(_LIVE_READ, {"game": game, "players": players, "bots": everyone})
+    if before is None:
+        before = read_live(session, game, players, [bot for bots, _result in played for bot in bots])
     elo = LiveElo()
-    elo.load({bot: (value, games) for bot, value, games in rows})
+    elo.load(before)
     after = []
     for bots, result in played:
         elo.update(MatchOutcome.from_result(bots, result, ranking_kind(game)))

@@ -3,16 +3,15 @@ Battlesnake ruleset is a list of named stages): each takes the session and the `
 one deal, in id order, and each can be run and tested alone. ``RATED`` serves played matches, ``VOID``
 matches in which every seat forfeited before playing (recorded for their owners, never rated:
 ``void_matches``). A recorder writes all of its matches in one statement per table: a deal's twins are
-published together, and a statement is a round trip to PostgreSQL (write-only stages next to each other
-share one: ``WRITES_ONLY``)."""
+published together, and a statement is a round trip to PostgreSQL. What the writes need to read is read
+first (the live ratings), so the writes that follow share one round trip (``WRITES_ONLY``)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import ExitStack
 from dataclasses import dataclass, field
-from itertools import groupby
 from types import EllipsisType
 from typing import Any
 
@@ -20,7 +19,7 @@ from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from arena.services import latency, standings
-from arena.services.leaderboards import update_live
+from arena.services.leaderboards import read_live, update_live
 from arena.services.metrics import FAULTS, count_matches, increment
 from arena.services.outcome_store import store_outcomes
 from arena.services.rating_history import add_live_points
@@ -52,6 +51,7 @@ class Published:
     seats: list[Seat]
     latencies: dict[int, list[float]] = field(default_factory=dict)
     live: dict[int, tuple[float, int]] | None = None  # each seat's live Elo and games after it (``live_elo``)
+    live_before: dict[int, tuple[float, int]] | None = None  # its board's bots' before the deal (``live_ratings``)
 
     @property
     def game(self) -> str:
@@ -143,9 +143,24 @@ def _boards(matches: list[Published]) -> dict[tuple[str, int], list[Published]]:
     return boards
 
 
+def live_ratings(session: Session, matches: list[Published]) -> None:
+    """Reads, writes nothing: the live ratings the matches' bots have before them, one statement per board,
+    under its lock (``live_elo`` starts from them; read first, the writes after share a round trip). Nothing
+    to do when the caller read them already (``publication.settle_deal``, with the deal)."""
+    for (game, players), board in _boards(matches).items():
+        if all(match.live_before is not None for match in board):
+            continue
+        before = read_live(session, game, players, [row.bot_id for m in board for row in m.seats])
+        for match in board:
+            match.live_before = before
+
+
 def live_elo(session: Session, matches: list[Published]) -> None:
+    """Each match's live Elo update, in order, from the ratings ``live_ratings`` read (read here if it did
+    not run before)."""
     for (game, _players), board in _boards(matches).items():
-        after = update_live(session, game, [([row.bot_id for row in m.seats], m.result) for m in board])
+        after = update_live(session, game, [([row.bot_id for row in m.seats], m.result) for m in board],
+                            before=board[0].live_before)
         for match, live in zip(board, after, strict=True):
             match.live = live
 
@@ -193,7 +208,7 @@ def fault_rows(session: Session, matches: list[Published]) -> None:
         core(session).execute(_INSERT_FAULT, rows)
 
 
-_INSERT_FAULT = insert(Fault.__table__)
+_INSERT_FAULT = insert(Fault.__table__).inline()  # (inline: not reading a one-row INSERT's new id back)
 
 
 def _no_nul(text: str) -> str:
@@ -221,8 +236,10 @@ def fault_metrics(session: Session, matches: list[Published]) -> None:
         increment(session, kinds)
 
 
-# The first stage writes the seat rows that the later ones read (live Elo, outcome store, standings).
+# The seat results stage fills in the seats (rank, forfeit, faults) that the later ones read (live Elo, outcome
+# store, standings); the live ratings stage only reads, first, so that everything after it only writes.
 RATED: tuple[tuple[str, Recorder], ...] = (
+    ("live ratings", live_ratings),
     ("seat results", seat_results),
     ("live Elo", live_elo),
     ("live points", live_points),
@@ -238,17 +255,44 @@ VOID: tuple[tuple[str, Recorder], ...] = (
 )
 
 
-# Stages whose statements only write, whatever ran before them, and check nothing of what they wrote (not even
-# a rowcount): next to each other they run in one pipeline (``db.pipelined``). Not live points (they read the
-# live ratings back when live Elo did not run before them) nor faults (SQLAlchemy reads back the new row's id
-# of a one-row INSERT into a table with a serial key).
-WRITES_ONLY = frozenset({"outcome store", "tournament standings", "metrics"})
+def _always(_matches: list[Published]) -> bool:
+    return True
+
+
+# Stages whose statements only write and check nothing of what they wrote (not even a rowcount), when the
+# matches are as the predicate says: next to each other they run in one pipeline (``db.pipelined``), asked
+# just before each stage runs. Live Elo reads the live ratings itself unless ``live_ratings`` ran before
+# it, and live points read them back unless live Elo ran before them; the live ratings stage only reads,
+# unless the caller handed them over.
+WRITES_ONLY: dict[str, Callable[[list[Published]], bool]] = {
+    "live ratings": lambda matches: all(match.live_before is not None for match in matches),  # (then nothing)
+    "seat results": _always,
+    "void seats": _always,
+    "live Elo": lambda matches: all(match.live_before is not None for match in matches),
+    "live points": lambda matches: all(match.live is not None for match in matches),
+    "outcome store": _always,
+    "tournament standings": _always,
+    "metrics": _always,
+    "faults": _always,
+    "fault metrics": _always,
+}
 
 
 def run(session: Session, recorders: tuple[tuple[str, Recorder], ...], matches: list[Published]) -> None:
+    """The ``recorders`` in order; each run of write-only ones in one pipeline."""
     if not matches:
         return
-    for writes_only, stages in groupby(recorders, key=lambda stage: stage[0] in WRITES_ONLY):
-        with pipelined(session) if writes_only else nullcontext():
-            for _name, recorder in stages:
-                recorder(session, matches)
+    with ExitStack() as pipeline:
+        piped = False
+        for name, recorder in recorders:
+            writes_only = WRITES_ONLY.get(name, _never)(matches)
+            if writes_only and not piped:
+                pipeline.enter_context(pipelined(session))
+            elif piped and not writes_only:
+                pipeline.close()  # its writes are sent and answered before this stage runs
+            piped = writes_only
+            recorder(session, matches)
+
+
+def _never(_matches: list[Published]) -> bool:
+    return False
