@@ -334,7 +334,8 @@ def store(db: Database, match_id: int, replay: dict[str, Any], claim: tuple[str,
         settled = settle_deal(session, match_id, {match_id: replay}, known=row,
                               bots=None if bots is None else {match_id: bots})
         if row.tournament_id is not None and not settled.any_in((MatchStatus.QUEUED, MatchStatus.RUNNING)):
-            tournaments.finish_tournament_if_done(session, row.tournament_id)  # (a twin still open: not done)
+            # (a twin still open: not done; the count was read with the deal, under the board's lock)
+            tournaments.finish_tournament_if_done(session, row.tournament_id, settled.tournament_open)
     deal = live_feed.Deal(match_id, row.tournament_id, row.ladder_id, settled.statuses) if read_deal else None
     return True, match_id in settled.published, deal
 

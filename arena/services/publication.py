@@ -21,14 +21,15 @@ from dataclasses import dataclass
 from types import EllipsisType
 from typing import Any
 
-from sqlalchemy import Row, and_, bindparam, case, select, update
+from sqlalchemy import Row, and_, bindparam, case, func, select, update
 from sqlalchemy.orm import Session
 
 from arena.services import recorders
 from arena.services.leaderboards import lock_board
 from arena.services.void_matches import void_reason
-from arena.storage.db import core
-from arena.storage.models import Match, MatchStatus
+from arena.storage.db import core, pipelined
+from arena.storage.json_rows import json_rows, rows_of
+from arena.storage.models import LiveRating, Match, MatchSeat, MatchStatus
 from arena.storage.replays import decompress
 
 log = logging.getLogger("arena.matches")
@@ -61,6 +62,7 @@ class Settled:
 
     published: list[int]
     statuses: list[tuple[int, str]]
+    tournament_open: int | None = None  # its tournament's matches queued or running, as read under the lock
 
     def any_in(self, wanted: tuple[str, ...]) -> bool:
         return any(status in wanted for _id, status in self.statuses)
@@ -68,20 +70,28 @@ class Settled:
 
 def settle_deal(session: Session, match_id: int, fresh: dict[int, dict[str, Any]] | None = None,
                 known: DealRow | None = None, bots: dict[int, list[int]] | None = None) -> Settled:
-    """``close_deal``, also telling the deal's statuses after it (read once, for the live feed and the
-    tournament's end). ``bots``: the seats' bot ids, in seat order, of matches whose caller has them."""
+    """``close_deal``, also telling the deal's statuses after it (read once, for the live feed) and, for a
+    tournament's deal, how many of the tournament's matches are still open (read in the same statement, for
+    its end). ``bots``: the seats' bot ids, in seat order, of matches whose caller has them (the others' are
+    read with the deal)."""
     row = known or session.execute(select(*DEAL_COLUMNS).where(Match.id == match_id)).first()
     if row is None:
         return Settled([], [])
     lock_board(session, row.game, row.num_players)
     fresh = fresh or {}
-    rows = _deal_rows(session, _DEAL_REPLAYS, match_id, row.tournament_id, row.ladder_id, row.seed, fresh)
-    statuses = [(other, status) for other, status, _blob in rows]
+    postgres = core(session).dialect.name == "postgresql"
+    board = {"game": row.game, "players": row.num_players} if postgres else {}
+    rows = _deal_rows(session, _DEAL_REPLAYS_LIVE if postgres else _DEAL_REPLAYS, match_id, row.tournament_id,
+                      row.ladder_id, row.seed, fresh, board)
+    statuses = [(other, status) for other, status, *_rest in rows]
+    tournament_open = rows[0].tournament_open if rows and row.tournament_id is not None else None
     if any(status in OPEN for _id, status in statuses):
-        return Settled([], statuses)
+        return Settled([], statuses, tournament_open)
     rated: list[tuple[int, dict[str, Any]]] = []
     void: list[tuple[int, dict[str, Any], str]] = []
-    for sealed_id, _status, blob in [r for r in rows if r[1] == MatchStatus.SEALED]:
+    bots = dict(bots or {})
+    for sealed_id, _status, blob, seats, *_rest in [r for r in rows if r.status == MatchStatus.SEALED]:
+        bots.setdefault(sealed_id, [bot for _seat, bot in sorted(rows_of(seats))])
         replay = fresh.get(sealed_id) or decompress(blob)
         reason = void_reason(replay)
         if reason:
@@ -89,45 +99,76 @@ def settle_deal(session: Session, match_id: int, fresh: dict[int, dict[str, Any]
         else:
             rated.append((sealed_id, replay))
     published: dict[int, str] = {}
-    if rated:  # one UPDATE for them all: it hands back the ids it changed (all, under the board's lock)
-        changed = set(core(session).scalars(_PUBLISH_FINISHED, {"ids": [match_id for match_id, _ in rated]}))
-        rated = [(match_id, replay) for match_id, replay in rated if match_id in changed]
-        published.update((match_id, MatchStatus.FINISHED) for match_id, _ in rated)
     for match_id, _replay, reason in void:
         if core(session).execute(_PUBLISH_VOID, {"match_id": match_id, "error": reason}).rowcount == 1:
             published[match_id] = MatchStatus.VOID
     void = [(match_id, replay, reason) for match_id, replay, reason in void if match_id in published]
-    publish_many(session, rated, recorders.RATED, row.tournament_id, bots)
-    publish_many(session, [(match_id, replay) for match_id, replay, _ in void], recorders.VOID, row.tournament_id, bots)
-    return Settled(sorted(published), [(i, published.get(i, status)) for i, status in statuses])
+    # What is left only writes, in one round trip on PostgreSQL (``recorders.WRITES_ONLY``: nothing is read,
+    # the live ratings came with the deal). The rated matches are all published by their UPDATE: each was read
+    # sealed under the board's lock, and only this function, under that lock, changes a sealed match.
+    live = {bot: (elo, games) for bot, elo, games in rows_of(rows[0].live)} if postgres else None
+    with pipelined(session):
+        if rated:  # one UPDATE for them all
+            core(session).execute(_PUBLISH_FINISHED, {"ids": [match_id for match_id, _ in rated]})
+            published.update((match_id, MatchStatus.FINISHED) for match_id, _ in rated)
+        publish_many(session, rated, recorders.RATED, row.tournament_id, bots, live)
+        publish_many(session, [(match_id, replay) for match_id, replay, _ in void], recorders.VOID,
+                     row.tournament_id, bots)
+    return Settled(sorted(published), [(i, published.get(i, status)) for i, status in statuses], tournament_open)
 
 
 _MATCHES = Match.__table__
 _PUBLISH_FINISHED = (update(_MATCHES).where(_MATCHES.c.id.in_(bindparam("ids", expanding=True)),
                                             _MATCHES.c.status == MatchStatus.SEALED)
-                     .values(status=MatchStatus.FINISHED, error=None).returning(_MATCHES.c.id))
+                     .values(status=MatchStatus.FINISHED, error=None))
 _PUBLISH_VOID = (update(_MATCHES).where(_MATCHES.c.id == bindparam("match_id"), _MATCHES.c.status == MatchStatus.SEALED)
                  .values(status=MatchStatus.VOID, error=bindparam("error")))
+
+
+def _deal_where(table: Any, kind: str) -> tuple[Any, ...]:
+    """``deal_of`` for one kind of deal ("tournament", "ladder" or "own"), on ``table`` (the matches or an
+    alias of them), with the owner (or the match's own id) and the seed as bound parameters."""
+    if kind == "own":
+        return (table.c.id == bindparam("owner"),)
+    return (table.c[f"{kind}_id"] == bindparam("owner"), table.c.seed == bindparam("seed"))
 
 
 def _by_deal(*columns: Any) -> dict[str, Any]:
     """A select of ``columns`` of a deal's matches in id order, one statement per kind of deal (``deal_of``),
     built once."""
-    base = select(*columns).order_by(_MATCHES.c.id)
-    seed = _MATCHES.c.seed == bindparam("seed")
-    return {"tournament": base.where(_MATCHES.c.tournament_id == bindparam("owner"), seed),
-            "ladder": base.where(_MATCHES.c.ladder_id == bindparam("owner"), seed),
-            "own": base.where(_MATCHES.c.id == bindparam("owner"))}
+    return {kind: select(*columns).where(*_deal_where(_MATCHES, kind)).order_by(_MATCHES.c.id)
+            for kind in ("tournament", "ladder", "own")}
 
 
 _DEAL_STATUSES = _by_deal(_MATCHES.c.id, _MATCHES.c.status)
-# with the stored replay of each sealed match but the one the caller holds (what publishing the deal needs)
-_DEAL_REPLAYS = _by_deal(_MATCHES.c.id, _MATCHES.c.status, case(
-    (and_(_MATCHES.c.status == MatchStatus.SEALED, _MATCHES.c.id != bindparam("held")), _MATCHES.c.replay_gz)))
+# With the stored replay of each sealed match but the one the caller holds and the seats' bots of each sealed
+# match (what publishing the deal needs) and, for a tournament's deal, the tournament's open matches (whether
+# the deal ends it): one statement, read under the board's lock.
+_SEATS, _LIVE = MatchSeat.__table__, LiveRating.__table__
+_HELD_ELSEWHERE = and_(_MATCHES.c.status == MatchStatus.SEALED, _MATCHES.c.id != bindparam("held"))
+_DEAL_REPLAYS = _by_deal(
+    _MATCHES.c.id, _MATCHES.c.status, case((_HELD_ELSEWHERE, _MATCHES.c.replay_gz)).label("replay_gz"),
+    case((_MATCHES.c.status == MatchStatus.SEALED, select(json_rows(_SEATS.c.seat, _SEATS.c.bot_id))
+          .where(_SEATS.c.match_id == _MATCHES.c.id).scalar_subquery())).label("seats"))
+_OTHERS, _DEALT = _MATCHES.alias("other"), _MATCHES.alias("dealt")
+_DEAL_REPLAYS["tournament"] = _DEAL_REPLAYS["tournament"].add_columns(
+    select(func.count()).where(_OTHERS.c.tournament_id == bindparam("owner"),
+                               _OTHERS.c.status.in_([MatchStatus.QUEUED, MatchStatus.RUNNING]))
+    .scalar_subquery().label("tournament_open"))
+# On PostgreSQL also the live ratings of every bot seated in the deal, as publishing starts from them
+# (``recorders.live_ratings``, a statement and a round trip of its own otherwise). Not on SQLite, whose JSON
+# writes a float with 15 digits: the live Elo would start from a rounded value (and SQLite has no round trips).
+_DEAL_REPLAYS_LIVE = {kind: statement.add_columns(
+    select(json_rows(_LIVE.c.bot_id, _LIVE.c.elo, _LIVE.c.games))
+    .where(_LIVE.c.game == bindparam("game"), _LIVE.c.players == bindparam("players"),
+           _LIVE.c.bot_id.in_(select(_SEATS.c.bot_id).join(_DEALT, _DEALT.c.id == _SEATS.c.match_id)
+                              .where(*_deal_where(_DEALT, kind))))
+    .scalar_subquery().label("live")) for kind, statement in _DEAL_REPLAYS.items()}
 
 
 def _deal_rows(session: Session, statements: dict[str, Any], match_id: int, tournament_id: int | None,
-               ladder_id: int | None, seed: int, given: dict[int, Any] | None = None) -> list[Any]:
+               ladder_id: int | None, seed: int, given: dict[int, Any] | None = None,
+               more: dict[str, Any] | None = None) -> list[Any]:
     if tournament_id is not None:
         kind, params = "tournament", {"owner": tournament_id, "seed": seed}
     elif ladder_id is not None:
@@ -136,7 +177,7 @@ def _deal_rows(session: Session, statements: dict[str, Any], match_id: int, tour
         kind, params = "own", {"owner": match_id}
     if given is not None:
         params["held"] = next(iter(given), -1)
-    return list(core(session).execute(statements[kind], params))
+    return list(core(session).execute(statements[kind], {**params, **(more or {})}))
 
 
 def deal_of(match_id: int, tournament_id: int | None, ladder_id: int | None, seed: int) -> tuple[Any, ...]:
@@ -165,14 +206,19 @@ def publish(session: Session, match_id: int, replay: dict[str, Any], stages: Sta
 
 
 def publish_many(session: Session, matches: list[tuple[int, dict[str, Any]]], stages: Stages = recorders.RATED,
-                 tournament_id: int | EllipsisType | None = ..., bots: dict[int, list[int]] | None = None) -> None:
+                 tournament_id: int | EllipsisType | None = ..., bots: dict[int, list[int]] | None = None,
+                 live: dict[int, tuple[float, int]] | None = None) -> None:
     """``publish`` for matches of one deal, in id order, each recorder writing them all at once (a statement
-    per table, not per match). ``bots``: the seats' bot ids of the matches whose caller has them."""
+    per table, not per match). ``bots``: the seats' bot ids of the matches whose caller has them; ``live``:
+    the live ratings (Elo, games) of the deal's bots, when the caller read them under the board's lock."""
     if not matches:
         return
     bots = bots or {}
-    recorders.run(session, stages, recorders.Published.load_many(
-        session, [(match_id, replay, bots.get(match_id)) for match_id, replay in matches], tournament_id))
+    published = recorders.Published.load_many(
+        session, [(match_id, replay, bots.get(match_id)) for match_id, replay in matches], tournament_id)
+    for match in published:
+        match.live_before = live
+    recorders.run(session, stages, published)
     for match_id, replay in matches:
         log.debug("match published", extra={"match_id": match_id, "game": replay["game"],
                                            "ranks": replay["result"]["ranks"]})

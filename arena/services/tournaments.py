@@ -207,9 +207,12 @@ _OPEN_MATCHES = (select(func.count()).select_from(Match.__table__)
                         Match.__table__.c.status.in_([MatchStatus.QUEUED, MatchStatus.RUNNING])))
 
 
-def finish_tournament_if_done(session: Session, tournament_id: int) -> int:
-    """Mark a running tournament finished once none of its matches is queued or running (1 if so)."""
-    open_matches = core(session).scalar(_OPEN_MATCHES, {"tournament_id": tournament_id})  # Core: once per match
+def finish_tournament_if_done(session: Session, tournament_id: int, open_matches: int | None = None) -> int:
+    """Mark a running tournament finished once none of its matches is queued or running (1 if so).
+    ``open_matches``: how many are, when the caller read it in this transaction under the board's lock
+    (``publication.settle_deal``); else read here."""
+    if open_matches is None:
+        open_matches = core(session).scalar(_OPEN_MATCHES, {"tournament_id": tournament_id})  # Core: once per match
     if open_matches:
         return 0
     done = session.execute(update(Tournament).where(Tournament.id == tournament_id,

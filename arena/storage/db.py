@@ -189,13 +189,17 @@ def pipelined(session: Session) -> Iterator[None]:
     known only later: raised at the block's next statement (as SQLAlchemy's error naming that statement,
     the driver's error being the failed one's) or as the block ends (here, as SQLAlchemy's error, the
     connection invalidated if it was lost or could not leave pipeline mode); either way its transaction is
-    aborted. Without pipeline support in the driver's libpq (older than 14) the block runs as it comes."""
+    aborted. Without pipeline support in the driver's libpq (older than 14) the block runs as it comes. Inside
+    another block, one of its own adds nothing: its statements join the outer block's pipeline."""
     connection = core(session)  # (what the session holds is flushed first, not inside)
     dbapi = connection.dialect.loaded_dbapi
     if connection.dialect.name != "postgresql" or not dbapi.Pipeline.is_supported():
         yield
         return
     driver = connection.connection.dbapi_connection
+    if driver.pgconn.pipeline_status != dbapi.pq.PipelineStatus.OFF:  # (psycopg's own nesting would sync here)
+        yield
+        return
     try:
         with driver.pipeline():  # type: ignore[union-attr]
             yield

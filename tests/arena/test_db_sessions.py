@@ -102,6 +102,21 @@ def test_a_write_that_fails_in_a_pipeline_is_sqlalchemys_error_and_its_transacti
     _next_unit_writes(database)
 
 
+def test_a_pipelined_block_inside_another_joins_its_pipeline(database) -> None:
+    """A recorder's pipeline inside the one its caller opened (``publication.settle_deal``) must not end it:
+    psycopg's own nesting would sync there, a round trip more. Seen from outside: a write that fails in the
+    inner block is known only as the outer one ends (on PostgreSQL; SQLite raises it at once)."""
+    bad = {"name": None, "labels": "", "value": 2.0}
+    after_inner: list[bool] = []
+    with pytest.raises(IntegrityError), database.session() as session, pipelined(session):
+        with pipelined(session):
+            session.connection().execute(insert(MetricCounter.__table__), bad)
+        after_inner.append(True)
+    assert after_inner == ([True] if database.url.startswith("postgresql") else [])
+    assert _value(database) is None
+    _next_unit_writes(database)
+
+
 def test_a_connection_lost_in_a_pipeline_is_invalidated_and_replaced() -> None:
     """The backend is ended while the pipeline's writes wait for their answers: the block raises SQLAlchemy's
     OperationalError saying the connection was invalidated, and the next unit of work gets a new one."""

@@ -297,3 +297,65 @@ def test_a_deal_with_a_void_and_a_played_twin_publishes_each_its_own_way(context
                                        .group_by(MetricCounter.name)).all())
         assert counted["matches_played"] == 1  # the void match is no match played, but its faults count
         assert counted["bot_faults"] == 2 + len(played["faults"])
+
+
+def test_a_deal_closed_by_its_last_match_is_read_once_and_written_in_one_round_trip(context) -> None:
+    """The last twin recorded: its seal (with the board's lock), one read of the deal (statuses, the sealed
+    twin's replay and bots, the tournament's open matches and, on PostgreSQL, the bots' live ratings), then
+    every write of the publication pipelined (one round trip on PostgreSQL), then the tournament's end. The
+    live Elo it starts from is exact: both deals' ratings equal the same updates done in Python."""
+    from sqlalchemy import event
+
+    from arena.ratings.live import LiveElo
+    from arena.ratings.outcomes import MatchOutcome
+    from arena.services.leaderboards import ranking_kind
+    with h.slow_bots(2, 0) as servers:
+        bots = h.register_bots(context, servers, GAME)
+        for server, bot_id in zip(servers, bots, strict=True):
+            server.bot_id = bot_id
+        tournament_id = h.start_tournament(context, {"game": GAME, "bots": bots, "seats": 2, "cycles": 2, "seed": 3})
+        with context.db.session() as session:
+            ids = list(session.scalars(select(Match.id).where(Match.tournament_id == tournament_id)
+                                       .order_by(Match.id)))
+        assert len(ids) == 4  # two deals of two rotations
+        replays = {match_id: _play(context, servers, match_id) for match_id in ids}
+    postgres = context.db.url.startswith("postgresql")
+    sent: list[tuple[str, bool]] = []
+
+    def note(connection, _cursor, statement, *_args) -> None:  # type: ignore[no-untyped-def]
+        driver = connection.connection.driver_connection
+        verb = statement.split()[0].upper()  # and its table: a SELECT's last FROM (its columns' subqueries first)
+        table = re.findall(r"\bFROM\s+(\w+)" if verb == "SELECT" else r"\b(?:INTO|UPDATE)\s+(\w+)", statement)
+        sent.append((f"{verb} {table[-1 if verb == 'SELECT' else 0] if table else ''}",
+                     postgres and driver.pgconn.pipeline_status != 0))  # (psycopg's PipelineStatus.OFF)
+
+    for match_id in ids[:3]:
+        assert record(context.db, match_id, replays[match_id])
+    event.listen(context.db.engine, "before_cursor_execute", note)
+    try:
+        assert record(context.db, ids[3], replays[ids[3]])
+    finally:
+        event.remove(context.db.engine, "before_cursor_execute", note)
+    sent = sent[sent.index(("UPDATE matches", False)):]  # from the seal (before it: SQLite's BEGIN, the URLs)
+    alone = [statement for statement, piped in sent if not piped]
+    piped = [statement for statement, piped in sent if piped]
+    if postgres:
+        assert alone == ["UPDATE matches", "SELECT matches", "UPDATE tournaments"], sent
+        assert sorted(piped) == ["INSERT board_outcomes", "INSERT live_points", "INSERT live_ratings",
+                                 "INSERT metric_counters", "INSERT tournament_pairs", "INSERT tournament_scores",
+                                 "UPDATE match_seats", "UPDATE matches"], sent
+    else:  # (the live ratings read apart: SQLite's JSON would round them; no round trips to save there)
+        assert alone == ["UPDATE matches", "SELECT matches", "UPDATE matches", "SELECT live_ratings",
+                         "UPDATE match_seats", "INSERT live_ratings", "INSERT live_points", "INSERT board_outcomes",
+                         "INSERT tournament_scores", "INSERT tournament_pairs", "INSERT metric_counters",
+                         "UPDATE tournaments"], sent
+    elo = LiveElo()
+    for match_id in ids:
+        with context.db.session(readonly=True) as session:
+            seats = list(session.scalars(select(MatchSeat.bot_id).where(MatchSeat.match_id == match_id)
+                                         .order_by(MatchSeat.seat)))
+        elo.update(MatchOutcome.from_result(seats, replays[match_id]["result"], ranking_kind(GAME)))
+    with context.db.session(readonly=True) as session:
+        stored = dict(session.execute(select(LiveRating.bot_id, LiveRating.elo)).all())
+        assert tournament_service.get_tournament(session, tournament_id).status == "finished"
+    assert stored == {bot: elo.rating(bot) for bot in bots}
