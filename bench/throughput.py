@@ -178,14 +178,16 @@ def own_per_match(context: Context, timings: Path) -> float:
     refits = _refit_spans(context)
     own: list[float] = []
     cpu: list[float] = []  # the worker thread's CPU in the gaps (the refits' included)
+    after: list[int] = []  # the match each gap follows
     for runs in plays.values():
         runs.sort()
-        for (_start, end, hooks, _c0, cpu_end), (following, *_rest, cpu_next, _c1) in list(
+        for (_start, end, hooks, _c0, cpu_end, match_id), (following, _end, _hooks, cpu_next, _c1, _next) in list(
                 itertools.pairwise(runs))[len(runs) // 10:]:
             gap = following - end
             gap -= _refit_seconds(refits, datetime.fromtimestamp(end, UTC), datetime.fromtimestamp(following, UTC))
             own.append(gap + hooks)
             cpu.append(cpu_next - cpu_end)
+            after.append(match_id)
     if os.environ.get("ARENA_BENCH_GAPS"):  # where the time goes: the spread of the gaps
         ordered = sorted(own)
         p90, hooks = ordered[int(len(ordered) * 0.9)], statistics.median(r[3] for r in rows)
@@ -193,7 +195,31 @@ def own_per_match(context: Context, timings: Path) -> float:
               f"{ordered[-1] * 1000:.2f}, the 5 longest {[round(x * 1000, 1) for x in ordered[-5:]]}, hooks median "
               f"{hooks * 1000:.2f}; the worker thread's CPU in a gap: median {statistics.median(cpu) * 1000:.2f}, "
               f"mean {statistics.mean(cpu) * 1000:.2f}", flush=True)
+        closing = _closed_their_deal(context, after)
+        for label, chosen in (("sealed", False), ("published its deal", True)):
+            picked = [(gap, used) for gap, used, match_id in zip(own, cpu, after, strict=True)
+                      if closing.get(match_id, False) == chosen]
+            if picked:
+                gaps, used = [g * 1000 for g, _ in picked], [u * 1000 for _, u in picked]
+                print(f"    after a match that {label} ({len(picked)}): gap median {statistics.median(gaps):.2f}, "
+                      f"mean {statistics.mean(gaps):.2f}; the worker thread's CPU median {statistics.median(used):.2f}",
+                      flush=True)
     return sum(own) / max(len(own), 1)
+
+
+def _closed_their_deal(context: Context, ids: list[int]) -> dict[int, bool]:
+    """Whether each match was its deal's last to be stored (so its record published the deal), by the
+    matches' stored times: the other matches of a tournament's deal share its seed."""
+    with context.db.session(readonly=True) as session:
+        rows = session.execute(select(Match.id, Match.tournament_id, Match.seed, Match.finished_at)
+                               .where(Match.id.in_(ids))).all()
+        deals = {(r.tournament_id, r.seed) for r in rows}
+        last: dict[tuple[int, int], int] = {}
+        for other in session.execute(select(Match.id, Match.tournament_id, Match.seed, Match.finished_at)
+                                     .where(Match.tournament_id.in_({t for t, _ in deals}))
+                                     .order_by(Match.finished_at, Match.id)):
+            last[(other.tournament_id, other.seed)] = other.id
+    return {r.id: last.get((r.tournament_id, r.seed)) == r.id for r in rows}
 
 
 def steady_per_match(context: Context, tournament_id: int) -> tuple[float, float]:
