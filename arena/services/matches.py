@@ -148,8 +148,7 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
         return "lost"
     except RulesError as exc:
         log.error("match cannot be set up: %s", exc, extra={"match_id": match_id})
-        _mark_error(db, match_id, str(exc))
-        return "error"
+        return "error" if _mark_error(db, match_id, str(exc), worker, attempt) else "duplicate"
     except BaseException:
         _release(db, match_id, worker, attempt)  # let a retry claim it at once
         raise
@@ -277,12 +276,18 @@ def claimed_deal(match_id: int, claimed: Row[Any]) -> live_feed.Deal:
     return live_feed.Deal(match_id, claimed.tournament_id, claimed.ladder_id, statuses)
 
 
-def _mark_error(db: Database, match_id: int, message: str) -> None:
+def _mark_error(db: Database, match_id: int, message: str, worker: str, attempt: int) -> bool:
+    """The match cannot be played: an error, only while this claim still holds it (else another worker took it
+    over, and may have sealed it meanwhile: a sealed match changes only as its deal is published)."""
     with db.session() as session:
-        session.execute(update(Match).where(Match.id == match_id).values(status=MatchStatus.ERROR, error=message,
-                                                                         finished_at=utcnow()))
+        done = session.execute(update(Match).where(Match.id == match_id, Match.status == MatchStatus.RUNNING,
+                                                   Match.worker == worker, Match.attempts == attempt)
+                               .values(status=MatchStatus.ERROR, error=message, finished_at=utcnow()))
+        if done.rowcount != 1:
+            return False
         close_deal(session, match_id)
         _finish_tournament_if_done(session, match_id)
+        return True
 
 
 def _release(db: Database, match_id: int, worker: str, attempt: int) -> None:

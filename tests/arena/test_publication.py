@@ -359,3 +359,31 @@ def test_a_deal_closed_by_its_last_match_is_read_once_and_written_in_one_round_t
         stored = dict(session.execute(select(LiveRating.bot_id, LiveRating.elo)).all())
         assert tournament_service.get_tournament(session, tournament_id).status == "finished"
     assert stored == {bot: elo.rating(bot) for bot in bots}
+
+
+def test_regression_an_error_from_a_worker_that_lost_its_claim_unsealed_a_match(context) -> None:
+    """A worker whose set-up failed (``RulesError``) after its lease ran out and another worker had played and
+    sealed the match marked it an error anyway (no claim in its UPDATE); and the twin's publication, which
+    updates every match it read sealed in one pipelined UPDATE, would then have rated a match left in error.
+    Now the error is written only while the claim holds, and the sealed match is published with its twin."""
+    from datetime import timedelta
+
+    from arena.services.matches import _mark_error
+    from arena.storage.models import utcnow
+    with h.slow_bots(2, 0) as servers:
+        _tournament_id, (first, twin) = _deal_of_two(context, servers)
+        replays = {match_id: _play(context, servers, match_id) for match_id in (first, twin)}
+    with context.db.session(autocommit=True) as session:
+        assert claim(session, first, "w1", 30).attempts == 1
+    with context.db.session() as session:  # w1's lease runs out
+        session.execute(update(Match).where(Match.id == first).values(lease_until=utcnow() - timedelta(seconds=1)))
+    with context.db.session(autocommit=True) as session:
+        assert claim(session, first, "w2", 30).attempts == 2
+    assert record(context.db, first, replays[first], claim=("w2", 2))  # sealed: the twin is still queued
+    assert not _mark_error(context.db, first, "the rules refused it", "w1", 1)
+    assert record(context.db, twin, replays[twin])
+    with context.db.session(readonly=True) as session:
+        assert session.get(Match, first).status == MatchStatus.FINISHED
+        assert session.get(Match, first).error is None
+        assert session.scalar(select(func.count()).select_from(MatchSeat)
+                              .where(MatchSeat.match_id == first, MatchSeat.rank.is_not(None))) == 2
