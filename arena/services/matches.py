@@ -19,6 +19,7 @@ from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import Row, and_, bindparam, or_, select, update
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from arena.config import Settings
@@ -112,8 +113,11 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
     claimed_at = time.perf_counter()  # before the claim: the lease it takes ends no earlier than this + lease
     # No transaction: the claim is one atomic UPDATE, which also hands back the seats' bots and the deal's
     # statuses (for the live feed), as its subqueries read them (on PostgreSQL, from before the claim).
-    with db.session(autocommit=True) as session:
-        claimed = claim(session, match_id, worker, settings.match_lease_s)
+    def take() -> Row[Any] | None:
+        with db.session(autocommit=True) as session:
+            return claim(session, match_id, worker, settings.match_lease_s)
+
+    claimed = _once_more_if_lost(take)
     if claimed is None:
         return "skipped"
     attempt = claimed.attempts
@@ -152,8 +156,9 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
     except BaseException:
         _release(db, match_id, worker, attempt)  # let a retry claim it at once
         raise
-    recorded, published, deal = store(db, match_id, replay, claim=(worker, attempt), urls=[bot.url for bot in bots],
-                                      read_deal=live is not None, bots=[bot.bot_id for bot in bots])
+    recorded, published, deal = _once_more_if_lost(lambda: store(
+        db, match_id, replay, claim=(worker, attempt), urls=[bot.url for bot in bots], read_deal=live is not None,
+        bots=[bot.bot_id for bot in bots]))
     live_feed.announce_deal(live, deal)
     log.info("match played" if recorded else "match recorded or claimed by another worker meanwhile",
              extra={"match_id": match_id, "game": game, "worker": worker})  # no result: it may be sealed
@@ -164,6 +169,22 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
         else:
             refit(db, game, players)
     return "recorded" if recorded else "duplicate"
+
+
+def _once_more_if_lost(unit: Callable[[], Any]) -> Any:
+    """A worker's claim or record, run once more on a new connection when its connection turned out lost (a
+    server gone without a goodbye: its host crashed, a failover moved its address; the pool trusts a connection
+    used less than a second ago without a round trip, ``db._alive_at_checkout``). Either may run twice: the
+    claim takes only a match that is queued or whose lease ran out (a claim that went through but whose answer
+    was lost leaves the match leased: skipped now, played again once the lease runs out), and the record
+    stores only a match this claim still holds (one stored already is "duplicate")."""
+    try:
+        return unit()
+    except DBAPIError as exc:
+        if not exc.connection_invalidated:
+            raise
+        log.warning("the database connection was lost; once more on a new one: %s", exc)
+        return unit()
 
 
 class _LeaseKeeper:

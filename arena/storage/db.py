@@ -89,17 +89,20 @@ def _alive_at_checkout(dialect: Any) -> Any:
     second of silence (``_postgres_timeouts``: the server's keepalive gives up after ``timeout_s`` >= 1 s and
     three probes). Any other connection gets the round trip: one idle longer may have been dropped by a server
     whose goodbye was lost in a network cut, to be answered with a reset only once something is sent. A
-    connection that fails it is replaced by a new one (SQLAlchemy's ``DisconnectionError`` from a checkout)."""
+    connection that fails it is replaced by a new one (SQLAlchemy's ``DisconnectionError`` from a checkout).
+    What the socket cannot tell: a server gone without a goodbye within that second (its host crashed, a
+    failover moved its address). The first statement then fails and the pool is invalidated; a worker tries its
+    claim or record once more (``matches._once_more_if_lost``), other units of work fail once (a page: 503)."""
     def check(dbapi_connection, record, _proxy) -> None:  # type: ignore[no-untyped-def]
         if dbapi_connection.closed or dbapi_connection.broken:
             raise DisconnectionError("the connection was closed")
         returned = record.info.get(_RETURNED)
-        if returned is not None and time.monotonic() - returned < RECENT_S and not _readable(dbapi_connection):
-            return
         try:
+            if returned is not None and time.monotonic() - returned < RECENT_S and not _readable(dbapi_connection):
+                return
             dialect.do_ping(dbapi_connection)
         except Exception as exc:
-            raise DisconnectionError(f"the connection failed its ping: {exc}") from exc
+            raise DisconnectionError(f"the connection failed its check: {exc}") from exc
 
     return check
 
@@ -213,6 +216,15 @@ def pipelined(session: Session) -> Iterator[None]:
         if _unusable(driver, dbapi):
             connection.invalidate()
         raise
+
+
+def in_pipeline(session: Session) -> bool:
+    """Whether the session's connection is inside a ``pipelined`` block (where nothing can be read)."""
+    connection = session.connection()
+    if connection.dialect.name != "postgresql":
+        return False
+    driver = connection.connection.dbapi_connection
+    return bool(driver.pgconn.pipeline_status != connection.dialect.loaded_dbapi.pq.PipelineStatus.OFF)
 
 
 def _unusable(driver: Any, dbapi: Any) -> bool:

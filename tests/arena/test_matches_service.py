@@ -11,6 +11,7 @@ from arena.services.publication import deal_statuses
 from arena.storage.models import Bot, Match, MatchSeat, MatchStatus
 from arena.storage.replays import decompress
 from sample_bots.random_bot import make_bot
+from sample_bots.sdk import Bot as SdkBot
 from sample_bots.sdk import start_in_thread
 from tests import bot_zoo
 from tests.arena import service_harness as h
@@ -120,9 +121,10 @@ def test_the_worker_runs_a_bounded_number_of_statements_per_match(context) -> No
     rotations of a deal, the first sealed and the second publishing both (and finishing the tournament),
     each within a statement budget (BEGIN left out: SQLite's is a statement, PostgreSQL's not), and on
     PostgreSQL the board's lock taken by the sealing UPDATE, not by a statement of its own. Claim: 1
-    statement (its UPDATE hands back the seats' bots and the deal); store: 2; publishing the deal: 10
-    however many matches it has (their status, a sealed twin's seats, one statement per recorder);
-    finishing the tournament: 2."""
+    statement (its UPDATE hands back the seats' bots and the deal); store: 2 (the seal, then the deal's read,
+    which also brings its matches' seats, its tournament's open matches and, on PostgreSQL, its bots' live
+    ratings); publishing the deal: 9 however many matches it has (their status, one statement per recorder,
+    on SQLite the live ratings' read); finishing the tournament: 1."""
     with h.slow_bots(2, 0) as servers:
         bots = h.register_bots(context, servers, "piranha-pedro")
         tournament = h.start_tournament(context, {"game": "piranha-pedro", "bots": bots, "seats": 2, "seed": 1})
@@ -140,7 +142,7 @@ def test_the_worker_runs_a_bounded_number_of_statements_per_match(context) -> No
     with context.db.session(readonly=True) as session:
         assert {session.get(Match, i).status for i in (first.id, second.id)} == {MatchStatus.FINISHED}
     assert len(counts[0]) <= 1 + 2, counts[0]
-    assert len(counts[1]) <= 1 + 2 + 10 + 2, counts[1]
+    assert len(counts[1]) <= 1 + 2 + 9 + 1, counts[1]
 
 
 def test_regression_an_error_right_after_the_claim_left_the_match_claimed_for_a_lease(context, monkeypatch) -> None:
@@ -216,3 +218,35 @@ def test_the_claim_hands_back_the_seats_and_the_deal_it_used_to_read_apart(conte
         assert found.statuses == statuses, owner
         assert dict(found.statuses)[match_id] == MatchStatus.RUNNING
     assert any(order != sorted(order) for order in orders)  # seat order is not id order somewhere
+
+
+def test_a_worker_whose_connection_the_server_dropped_without_a_goodbye_records_its_match(settings) -> None:
+    """The pool hands out a connection used a moment ago without a round trip (``db._alive_at_checkout``); one
+    whose server went away without a goodbye (a crashed host, a failover) fails at its first statement. The
+    worker's record then runs once more on a new connection: the match is recorded, not left to its lease."""
+    from arena.composition import Context
+    from tests.arena import silent_cut
+    from tests.arena.conftest import postgres_database
+    cut = silent_cut.to_postgres()
+    dropped: list[bool] = []
+
+    def act(request: dict) -> object:
+        if request["match_id"].startswith("m") and not dropped:  # mid-match: the claim's connection is pooled
+            dropped.append(True)
+            cut.drop_silently()
+        return request["legal_actions"][0]
+
+    servers = [start_in_thread(SdkBot(name=f"b{i}", act=act, games=["piranha-pedro"])) for i in range(2)]
+    try:
+        with postgres_database() as database, silent_cut.through(cut, database) as relayed:
+            context = Context(settings=settings, db=relayed, queue=None)
+            match_id = _one_match(context, servers)
+            assert run_match(relayed, settings, match_id, "w1") == "recorded"
+            assert dropped == [True]
+            with relayed.session(readonly=True) as session:
+                assert session.get(Match, match_id).status == MatchStatus.SEALED  # (its twin is still queued)
+    finally:
+        cut.close()
+        for server in servers:
+            server.shutdown()
+            server.server_close()
