@@ -103,10 +103,12 @@ def settle_deal(session: Session, match_id: int, fresh: dict[int, dict[str, Any]
         if core(session).execute(_PUBLISH_VOID, {"match_id": match_id, "error": reason}).rowcount == 1:
             published[match_id] = MatchStatus.VOID
     void = [(match_id, replay, reason) for match_id, replay, reason in void if match_id in published]
-    # What is left only writes, in one round trip on PostgreSQL (``recorders.WRITES_ONLY``: nothing is read,
-    # the live ratings came with the deal). The rated matches are all published by their UPDATE: each was read
-    # sealed under the board's lock, and only this function, under that lock, changes a sealed match.
-    live = {bot: (elo, games) for bot, elo, games in rows_of(rows[0].live)} if postgres else None
+    # On PostgreSQL what is left only writes, in one round trip (``recorders.WRITES_ONLY``: the live ratings came
+    # with the deal; on SQLite the recorders read them, and the block adds nothing). The rated matches are all
+    # published by their UPDATE, whose rows are not read back: each was read sealed under the board's lock, and
+    # a sealed match changes only here, under that lock (every other UPDATE of a match's status is limited to
+    # open ones: scheduled, queued or running).
+    live = {bot: (elo, games) for bot, elo, games in rows_of(rows[0].live)} if postgres and rows else None
     with pipelined(session):
         if rated:  # one UPDATE for them all
             core(session).execute(_PUBLISH_FINISHED, {"ids": [match_id for match_id, _ in rated]})

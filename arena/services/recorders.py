@@ -23,7 +23,7 @@ from arena.services.leaderboards import read_live, update_live
 from arena.services.metrics import FAULTS, count_matches, increment
 from arena.services.outcome_store import store_outcomes
 from arena.services.rating_history import add_live_points
-from arena.storage.db import core, pipelined
+from arena.storage.db import core, in_pipeline, pipelined
 from arena.storage.models import Fault, Match, MatchSeat
 
 
@@ -290,6 +290,8 @@ def run(session: Session, recorders: tuple[tuple[str, Recorder], ...], matches: 
                 pipeline.enter_context(pipelined(session))
             elif piped and not writes_only:
                 pipeline.close()  # its writes are sent and answered before this stage runs
+            if not writes_only and in_pipeline(session):  # (the caller's: this stage's reads would find nothing)
+                raise RuntimeError(f"the {name} stage reads, inside a pipeline its caller opened")
             piped = writes_only
             recorder(session, matches)
 

@@ -1,8 +1,10 @@
 """Rows gathered into one JSON value, on SQLite and PostgreSQL alike.
 
 A worker's claim hands back, from its one UPDATE, what it used to read in two more statements (the seats'
-bots, the deal's statuses): each as a scalar subquery of ``json_rows`` in its RETURNING. On PostgreSQL a
-statement saved is a round trip saved, and the claim is on every match's path.
+bots, the deal's statuses): each as a scalar subquery of ``json_rows`` in its RETURNING; and the read of a
+deal being published brings its matches' seats and its bots' live ratings the same way
+(``publication.settle_deal``). On PostgreSQL a statement saved is a round trip saved, and both are on a
+worker's path.
 """
 
 from __future__ import annotations

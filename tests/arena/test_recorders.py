@@ -171,3 +171,22 @@ def test_a_deals_publication_reads_first_and_sends_every_write_after_in_one_pipe
     else:
         assert writes == []
     assert sum(statement.startswith(("INSERT", "UPDATE")) for statement, _ in sent) == 8  # one per table
+
+
+def test_a_stage_that_reads_inside_its_callers_pipeline_is_refused(context) -> None:
+    """Inside a pipeline its caller opened (``publication.settle_deal`` opens one for the whole publication) a
+    stage that reads would find nothing to read: on PostgreSQL it is refused, loudly, before it runs; on SQLite
+    (no pipelines) the stages run as they come."""
+    from arena.storage.db import pipelined
+    match, replay = _played_match(context)
+    postgres = context.db.url.startswith("postgresql")
+    with context.db.session() as session:
+        published = recorders.Published.load(session, match.id, replay)  # (its live ratings not handed over)
+        with pipelined(session):
+            if postgres:
+                with pytest.raises(RuntimeError, match="the live ratings stage reads"):
+                    recorders.run(session, recorders.RATED, [published])
+            else:
+                recorders.run(session, recorders.RATED, [published])
+        if postgres:
+            session.rollback()
