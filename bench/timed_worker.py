@@ -40,13 +40,13 @@ def timed_play(*args: Any, **kwargs: Any) -> Any:
     for name in ("on_step", "on_public_step"):
         if kwargs.get(name) is not None:
             kwargs[name] = _timed(hooks, kwargs[name])
+    match_id = int(str(kwargs.get("match_id", "m0a0"))[1:].split("a")[0])  # (the referee's "m<id>a<attempt>")
     start, cpu_start = time.time(), time.thread_time()
     try:
         return PLAYED(*args, **kwargs)
     finally:
         end, cpu_end = time.time(), time.thread_time()
         with open(os.environ["ARENA_BENCH_TIMINGS"], "a") as out:
-            match_id = int(str(kwargs.get("match_id", "m0a0"))[1:].split("a")[0])  # (the referee's "m<id>a<attempt>")
             out.write(json.dumps([os.getpid(), start, end, hooks[0], cpu_start, cpu_end, match_id]) + "\n")
 
 
