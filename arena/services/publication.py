@@ -108,7 +108,7 @@ def settle_deal(session: Session, match_id: int, fresh: dict[int, dict[str, Any]
     # published by their UPDATE, whose rows are not read back: each was read sealed under the board's lock, and
     # a sealed match changes only here, under that lock (every other UPDATE of a match's status is limited to
     # open ones: scheduled, queued or running).
-    live = {bot: (elo, games) for bot, elo, games in rows_of(rows[0].live)} if postgres and rows else None
+    live = {bot: (elo, games) for r in rows for bot, elo, games in rows_of(r.live)} if postgres else None
     with pipelined(session):
         if rated:  # one UPDATE for them all
             core(session).execute(_PUBLISH_FINISHED, {"ids": [match_id for match_id, _ in rated]})
@@ -152,20 +152,23 @@ _DEAL_REPLAYS = _by_deal(
     _MATCHES.c.id, _MATCHES.c.status, case((_HELD_ELSEWHERE, _MATCHES.c.replay_gz)).label("replay_gz"),
     case((_MATCHES.c.status == MatchStatus.SEALED, select(json_rows(_SEATS.c.seat, _SEATS.c.bot_id))
           .where(_SEATS.c.match_id == _MATCHES.c.id).scalar_subquery())).label("seats"))
-_OTHERS, _DEALT = _MATCHES.alias("other"), _MATCHES.alias("dealt")
+_OTHERS = _MATCHES.alias("other")
 _DEAL_REPLAYS["tournament"] = _DEAL_REPLAYS["tournament"].add_columns(
     select(func.count()).where(_OTHERS.c.tournament_id == bindparam("owner"),
                                _OTHERS.c.status.in_([MatchStatus.QUEUED, MatchStatus.RUNNING]))
     .scalar_subquery().label("tournament_open"))
-# On PostgreSQL also the live ratings of every bot seated in the deal, as publishing starts from them
-# (``recorders.live_ratings``, a statement and a round trip of its own otherwise). Not on SQLite, whose JSON
-# writes a float with 15 digits: the live Elo would start from a rounded value (and SQLite has no round trips).
-_DEAL_REPLAYS_LIVE = {kind: statement.add_columns(
-    select(json_rows(_LIVE.c.bot_id, _LIVE.c.elo, _LIVE.c.games))
-    .where(_LIVE.c.game == bindparam("game"), _LIVE.c.players == bindparam("players"),
-           _LIVE.c.bot_id.in_(select(_SEATS.c.bot_id).join(_DEALT, _DEALT.c.id == _SEATS.c.match_id)
-                              .where(*_deal_where(_DEALT, kind))))
-    .scalar_subquery().label("live")) for kind, statement in _DEAL_REPLAYS.items()}
+# On PostgreSQL also, for each sealed match, the live ratings of its seats' bots, as publishing starts from them
+# (``recorders.live_ratings``, a statement and a round trip of its own otherwise): found from the match's seats
+# by the two tables' keys, whatever the board's size or the bots' histories. Not on SQLite, whose JSON writes a
+# float with 15 digits: the live Elo would start from a rounded value (and SQLite has no round trips).
+_SEATS_LIVE = (select(json_rows(_LIVE.c.bot_id, _LIVE.c.elo, _LIVE.c.games))
+               .select_from(_SEATS.join(_LIVE, and_(_LIVE.c.game == bindparam("game"),
+                                                    _LIVE.c.players == bindparam("players"),
+                                                    _LIVE.c.bot_id == _SEATS.c.bot_id)))
+               .where(_SEATS.c.match_id == _MATCHES.c.id).scalar_subquery())
+_DEAL_REPLAYS_LIVE = {kind: statement.add_columns(case((_MATCHES.c.status == MatchStatus.SEALED, _SEATS_LIVE))
+                                                  .label("live"))
+                      for kind, statement in _DEAL_REPLAYS.items()}
 
 
 def _deal_rows(session: Session, statements: dict[str, Any], match_id: int, tournament_id: int | None,
