@@ -232,10 +232,11 @@ class ServerCpu:
     worker, so its work is part of what the worker waits for. Per statement: its backend's time on a CPU
     across the driver's execute. In all: every process of the server (backends, WAL writer, checkpointer,
     autovacuum workers alive at both ends), from the loop's start to its end; what is not in a statement is
-    the BEGINs, COMMITs (their WAL flush), the pool's pings, the background processes, and the pipelined
-    writes (``db.pipelined``: their execute returns before the server works on them; their work lands in the
-    next statement's window or here). Other clients of the same server count in the whole too. The two reads
-    of /proc a statement are the worker's work: its own CPU and wall in such a run are a little high."""
+    the BEGINs, COMMITs (their WAL flush), the pool's pings (of idle connections), the background processes,
+    the pipelined writes (``db.pipelined``: their execute returns before the server works on them; their work
+    lands in the next statement's window or here). Other clients of the same server count in the whole too.
+    The two reads of /proc a statement are the worker's work: its own CPU and wall in such a run are a little
+    high."""
 
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
         self.by_statement: dict[str, list[float]] = {}

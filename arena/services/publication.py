@@ -147,10 +147,11 @@ _DEAL_STATUSES = _by_deal(_MATCHES.c.id, _MATCHES.c.status)
 # match (what publishing the deal needs) and, for a tournament's deal, the tournament's open matches (whether
 # the deal ends it): one statement, read under the board's lock.
 _SEATS, _LIVE = MatchSeat.__table__, LiveRating.__table__
-_HELD_ELSEWHERE = and_(_MATCHES.c.status == MatchStatus.SEALED, _MATCHES.c.id != bindparam("held"))
+_SEALED_ROW = _MATCHES.c.status == MatchStatus.SEALED
 _DEAL_REPLAYS = _by_deal(
-    _MATCHES.c.id, _MATCHES.c.status, case((_HELD_ELSEWHERE, _MATCHES.c.replay_gz)).label("replay_gz"),
-    case((_MATCHES.c.status == MatchStatus.SEALED, select(json_rows(_SEATS.c.seat, _SEATS.c.bot_id))
+    _MATCHES.c.id, _MATCHES.c.status,
+    case((and_(_SEALED_ROW, _MATCHES.c.id != bindparam("held")), _MATCHES.c.replay_gz)).label("replay_gz"),
+    case((_SEALED_ROW, select(json_rows(_SEATS.c.seat, _SEATS.c.bot_id))
           .where(_SEATS.c.match_id == _MATCHES.c.id).scalar_subquery())).label("seats"))
 _OTHERS = _MATCHES.alias("other")
 _DEAL_REPLAYS["tournament"] = _DEAL_REPLAYS["tournament"].add_columns(
@@ -166,8 +167,7 @@ _SEATS_LIVE = (select(json_rows(_LIVE.c.bot_id, _LIVE.c.elo, _LIVE.c.games))
                                                     _LIVE.c.players == bindparam("players"),
                                                     _LIVE.c.bot_id == _SEATS.c.bot_id)))
                .where(_SEATS.c.match_id == _MATCHES.c.id).scalar_subquery())
-_DEAL_REPLAYS_LIVE = {kind: statement.add_columns(case((_MATCHES.c.status == MatchStatus.SEALED, _SEATS_LIVE))
-                                                  .label("live"))
+_DEAL_REPLAYS_LIVE = {kind: statement.add_columns(case((_SEALED_ROW, _SEATS_LIVE)).label("live"))
                       for kind, statement in _DEAL_REPLAYS.items()}
 
 

@@ -148,7 +148,7 @@ def live_ratings(session: Session, matches: list[Published]) -> None:
     under its lock (``live_elo`` starts from them; read first, the writes after share a round trip). Nothing
     to do when the caller read them already (``publication.settle_deal``, with the deal)."""
     for (game, players), board in _boards(matches).items():
-        if all(match.live_before is not None for match in board):
+        if _ratings_read(board):
             continue
         before = read_live(session, game, players, [row.bot_id for m in board for row in m.seats])
         for match in board:
@@ -259,16 +259,21 @@ def _always(_matches: list[Published]) -> bool:
     return True
 
 
+def _ratings_read(matches: list[Published]) -> bool:
+    """Whether the matches' bots' live ratings were read already (``live_ratings``, or the caller)."""
+    return all(match.live_before is not None for match in matches)
+
+
 # Stages whose statements only write and check nothing of what they wrote (not even a rowcount), when the
 # matches are as the predicate says: next to each other they run in one pipeline (``db.pipelined``), asked
 # just before each stage runs. Live Elo reads the live ratings itself unless ``live_ratings`` ran before
 # it, and live points read them back unless live Elo ran before them; the live ratings stage only reads,
 # unless the caller handed them over.
 WRITES_ONLY: dict[str, Callable[[list[Published]], bool]] = {
-    "live ratings": lambda matches: all(match.live_before is not None for match in matches),  # (then nothing)
+    "live ratings": _ratings_read,  # (then it does nothing)
     "seat results": _always,
     "void seats": _always,
-    "live Elo": lambda matches: all(match.live_before is not None for match in matches),
+    "live Elo": _ratings_read,
     "live points": lambda matches: all(match.live is not None for match in matches),
     "outcome store": _always,
     "tournament standings": _always,
@@ -290,7 +295,7 @@ def run(session: Session, recorders: tuple[tuple[str, Recorder], ...], matches: 
                 pipeline.enter_context(pipelined(session))
             elif piped and not writes_only:
                 pipeline.close()  # its writes are sent and answered before this stage runs
-            if not writes_only and in_pipeline(session):  # (the caller's: this stage's reads would find nothing)
+            if not writes_only and in_pipeline(session.connection()):  # (the caller's: its reads would find nothing)
                 raise RuntimeError(f"the {name} stage reads, inside a pipeline its caller opened")
             piped = writes_only
             recorder(session, matches)

@@ -200,7 +200,7 @@ def pipelined(session: Session) -> Iterator[None]:
         yield
         return
     driver = connection.connection.dbapi_connection
-    if driver.pgconn.pipeline_status != dbapi.pq.PipelineStatus.OFF:  # (psycopg's own nesting would sync here)
+    if _piped(driver, dbapi):  # (psycopg's own nesting would sync here)
         yield
         return
     try:
@@ -218,20 +218,23 @@ def pipelined(session: Session) -> Iterator[None]:
         raise
 
 
-def in_pipeline(session: Session) -> bool:
-    """Whether the session's connection is inside a ``pipelined`` block (where nothing can be read)."""
-    connection = session.connection()
+def in_pipeline(connection: Connection) -> bool:
+    """Whether the connection is inside a ``pipelined`` block (where nothing can be read)."""
     if connection.dialect.name != "postgresql":
         return False
-    driver = connection.connection.dbapi_connection
-    return bool(driver.pgconn.pipeline_status != connection.dialect.loaded_dbapi.pq.PipelineStatus.OFF)
+    return _piped(connection.connection.dbapi_connection, connection.dialect.loaded_dbapi)
+
+
+def _piped(driver: Any, dbapi: Any) -> bool:
+    """Whether psycopg's connection is in pipeline mode."""
+    return bool(driver.pgconn.pipeline_status != dbapi.pq.PipelineStatus.OFF)
 
 
 def _unusable(driver: Any, dbapi: Any) -> bool:
     """Lost, or still in pipeline mode after the block ("cannot exit pipeline mode while busy", seen when the
     backend ends mid-sync): either way not even the ROLLBACK can be sent on it. An error the server raised at
     the sync (a deadlock, a timeout) leaves it usable: the transaction is only aborted."""
-    return bool(driver.broken or driver.closed or driver.pgconn.pipeline_status != dbapi.pq.PipelineStatus.OFF)
+    return bool(driver.broken or driver.closed or _piped(driver, dbapi))
 
 
 def alembic_config(url: str) -> Config:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -15,13 +16,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 
 from arena.composition import Context
 from arena.services import bots as bot_service
 from arena.services import tournaments as tournament_service
 from arena.services.accounts import create_account
 from arena.services.leaderboards import stale_boards
+from arena.storage.db import in_pipeline
 from arena.storage.models import Account, Match, MatchStatus
 from referee.games import GAMES
 from sample_bots.sdk import Bot, BotServer, start_in_thread
@@ -219,3 +221,21 @@ def finished_count(context: Context) -> int:
 def organizer(context: Context) -> Account:
     with context.db.session() as session:
         return session.scalar(select(Account).where(Account.is_admin.is_(True)))
+
+
+@contextmanager
+def statements_sent(engine) -> Iterator[list[tuple[str, bool]]]:  # type: ignore[no-untyped-def]
+    """The statements run on ``engine`` meanwhile, each as its verb and table ("INSERT faults"; a SELECT's
+    table is its last FROM, after its columns' subqueries) and whether it went in a pipeline (PostgreSQL)."""
+    sent: list[tuple[str, bool]] = []
+
+    def note(connection, _cursor, statement, *_args) -> None:  # type: ignore[no-untyped-def]
+        verb = statement.split()[0].upper()
+        table = re.findall(r"\bFROM\s+(\w+)" if verb == "SELECT" else r"\b(?:INTO|UPDATE)\s+(\w+)", statement)
+        sent.append((f"{verb} {table[-1 if verb == 'SELECT' else 0] if table else ''}", in_pipeline(connection)))
+
+    event.listen(engine, "before_cursor_execute", note)
+    try:
+        yield sent
+    finally:
+        event.remove(engine, "before_cursor_execute", note)

@@ -304,8 +304,6 @@ def test_a_deal_closed_by_its_last_match_is_read_once_and_written_in_one_round_t
     twin's replay and bots, the tournament's open matches and, on PostgreSQL, the bots' live ratings), then
     every write of the publication pipelined (one round trip on PostgreSQL), then the tournament's end. The
     live Elo it starts from is exact: both deals' ratings equal the same updates done in Python."""
-    from sqlalchemy import event
-
     from arena.ratings.live import LiveElo
     from arena.ratings.outcomes import MatchOutcome
     from arena.services.leaderboards import ranking_kind
@@ -320,22 +318,10 @@ def test_a_deal_closed_by_its_last_match_is_read_once_and_written_in_one_round_t
         assert len(ids) == 4  # two deals of two rotations
         replays = {match_id: _play(context, servers, match_id) for match_id in ids}
     postgres = context.db.url.startswith("postgresql")
-    sent: list[tuple[str, bool]] = []
-
-    def note(connection, _cursor, statement, *_args) -> None:  # type: ignore[no-untyped-def]
-        driver = connection.connection.driver_connection
-        verb = statement.split()[0].upper()  # and its table: a SELECT's last FROM (its columns' subqueries first)
-        table = re.findall(r"\bFROM\s+(\w+)" if verb == "SELECT" else r"\b(?:INTO|UPDATE)\s+(\w+)", statement)
-        sent.append((f"{verb} {table[-1 if verb == 'SELECT' else 0] if table else ''}",
-                     postgres and driver.pgconn.pipeline_status != 0))  # (psycopg's PipelineStatus.OFF)
-
     for match_id in ids[:3]:
         assert record(context.db, match_id, replays[match_id])
-    event.listen(context.db.engine, "before_cursor_execute", note)
-    try:
+    with h.statements_sent(context.db.engine) as sent:
         assert record(context.db, ids[3], replays[ids[3]])
-    finally:
-        event.remove(context.db.engine, "before_cursor_execute", note)
     sent = sent[sent.index(("UPDATE matches", False)):]  # from the seal (before it: SQLite's BEGIN, the URLs)
     alone = [statement for statement, piped in sent if not piped]
     piped = [statement for statement, piped in sent if piped]

@@ -4,8 +4,6 @@ one pipeline on PostgreSQL (arena.services.recorders)."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from sqlalchemy import func, select
 
@@ -139,27 +137,13 @@ def test_a_deals_publication_reads_first_and_sends_every_write_after_in_one_pipe
     board's lock, before any write, and every statement after that runs with the driver in pipeline mode
     (its answers read once, at the end). On SQLite the same stages run as they come, writing the same rows
     (``test_a_deal_published_together_writes_what_publishing_its_matches_one_by_one_writes``)."""
-    from sqlalchemy import event
-
     from arena.services.publication import publish_many
     deal = _played_deal(context)
     deal[1][1]["faults"].append({"seat": 1, "turn": 2, "path": "/act", "kind": "timeout", "message": "late",
                                  "excerpt": "", "latency_ms": 1000.0})
     postgres = context.db.url.startswith("postgresql")
-    sent: list[tuple[str, bool]] = []
-
-    def note(connection, _cursor, statement, *_args) -> None:  # type: ignore[no-untyped-def]
-        driver = connection.connection.driver_connection
-        piped = postgres and driver.pgconn.pipeline_status != 0  # (psycopg's PipelineStatus.OFF)
-        table = re.search(r"\b(?:INTO|UPDATE|FROM)\s+(\w+)", statement, re.IGNORECASE)
-        sent.append((f"{statement.split()[0].upper()} {table.group(1) if table else ''}", piped))
-
-    with context.db.session() as session:
-        event.listen(context.db.engine, "before_cursor_execute", note)
-        try:
-            publish_many(session, [(match.id, replay) for match, replay in deal])
-        finally:
-            event.remove(context.db.engine, "before_cursor_execute", note)
+    with context.db.session() as session, h.statements_sent(context.db.engine) as sent:
+        publish_many(session, [(match.id, replay) for match, replay in deal])
     reads = [statement for statement, piped in sent if not piped]
     writes = [statement for statement, piped in sent if piped]
     if postgres:
