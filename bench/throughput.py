@@ -180,15 +180,17 @@ def own_per_match(context: Context, timings: Path) -> float:
     own: list[float] = []
     cpu: list[float] = []  # the worker thread's CPU in the gaps (the refits' included)
     after: list[int] = []  # the match each gap follows
+    new_job: list[bool] = []  # whether the gap ends in another RQ job (RQ's bookkeeping and dequeue are in it)
     for runs in plays.values():
         runs.sort()
-        for (_start, end, hooks, _c0, cpu_end, match_id), (following, _end, _hooks, cpu_next, _c1, _next) in list(
-                itertools.pairwise(runs))[len(runs) // 10:]:
+        pairs = list(itertools.pairwise(runs))[len(runs) // 10:]
+        for (_start, end, hooks, _c0, cpu_end, match_id, job), (following, *_, cpu_next, _c1, _next, next_job) in pairs:
             gap = following - end
             gap -= _refit_seconds(refits, datetime.fromtimestamp(end, UTC), datetime.fromtimestamp(following, UTC))
             own.append(gap + hooks)
             cpu.append(cpu_next - cpu_end)
             after.append(match_id)
+            new_job.append(job != next_job)
     if os.environ.get("ARENA_BENCH_GAPS"):  # where the time goes: the spread of the gaps
         ordered = sorted(own)
         p90, hooks = ordered[int(len(ordered) * 0.9)], statistics.median(r[3] for r in rows)
@@ -198,14 +200,20 @@ def own_per_match(context: Context, timings: Path) -> float:
               f"mean {statistics.mean(cpu) * 1000:.2f}", flush=True)
         closing = _closed_their_deal(context, after)
         for label, chosen in (("sealed", False), ("published its deal", True)):
-            picked = [(gap, used) for gap, used, match_id in zip(own, cpu, after, strict=True)
-                      if closing.get(match_id, False) == chosen]
-            if picked:
-                gaps, used = [g * 1000 for g, _ in picked], [u * 1000 for _, u in picked]
-                print(f"    after a match that {label} ({len(picked)}): gap median {statistics.median(gaps):.2f}, "
-                      f"mean {statistics.mean(gaps):.2f}; the worker thread's CPU median {statistics.median(used):.2f}",
-                      flush=True)
+            picked = [(gap, used) for gap, used, match_id, other_job in zip(own, cpu, after, new_job, strict=True)
+                      if closing.get(match_id, False) == chosen and not other_job]
+            _print_gaps(f"after a match that {label}, within a job", picked)
+        _print_gaps("between two jobs", [(gap, used) for gap, used, other_job in zip(own, cpu, new_job, strict=True)
+                                         if other_job])
     return sum(own) / max(len(own), 1)
+
+
+def _print_gaps(label: str, picked: list[tuple[float, float]]) -> None:
+    if picked:
+        gaps, used = [g * 1000 for g, _ in picked], [u * 1000 for _, u in picked]
+        print(f"    {label} ({len(picked)}): gap median {statistics.median(gaps):.2f}, mean "
+              f"{statistics.mean(gaps):.2f}, {sum(gaps):.0f} in all; the worker thread's CPU median "
+              f"{statistics.median(used):.2f}", flush=True)
 
 
 def _closed_their_deal(context: Context, ids: list[int]) -> dict[int, bool]:

@@ -1,7 +1,8 @@
 """``arena worker`` that writes down, for each match it plays, when ``play_match`` began and ended and how
 long the arena's own hooks inside it took (the live feed, the lease checks), one JSON line per match to
-the file ``ARENA_BENCH_TIMINGS`` names: ``[pid, start, end, hooks_s, cpu_start, cpu_end, match_id]``
-(``time.time()`` seconds; the worker thread's CPU time, ``time.thread_time()``, at the play's start and end).
+the file ``ARENA_BENCH_TIMINGS`` names: ``[pid, start, end, hooks_s, cpu_start, cpu_end, match_id, job_id]``
+(``time.time()`` seconds; the worker thread's CPU time, ``time.thread_time()``, at the play's start and end;
+the RQ job that played it).
 
 Goal 4 of issue 19 is the worker's own time per match, not the playing: the time between one play's end
 and the next one's start (RQ's dequeue and bookkeeping, the claim, the record, the refit request, and the
@@ -17,6 +18,8 @@ import sys
 import time
 from collections.abc import Callable
 from typing import Any
+
+from rq import get_current_job
 
 import arena.services.matches as matches
 from arena.cli import main
@@ -47,7 +50,9 @@ def timed_play(*args: Any, **kwargs: Any) -> Any:
     finally:
         end, cpu_end = time.time(), time.thread_time()
         with open(os.environ["ARENA_BENCH_TIMINGS"], "a") as out:
-            out.write(json.dumps([os.getpid(), start, end, hooks[0], cpu_start, cpu_end, match_id]) + "\n")
+            job = get_current_job()
+            out.write(json.dumps([os.getpid(), start, end, hooks[0], cpu_start, cpu_end, match_id,
+                                  job.id if job is not None else None]) + "\n")
 
 
 def _profile_to(path: str) -> None:

@@ -32,7 +32,7 @@ from arena.services.redaction import redact_replay
 from arena.storage.db import Database, core
 from arena.storage.json_rows import json_rows, rows_of
 from arena.storage.models import Bot, Match, MatchSeat, MatchStatus, Tournament, TournamentStatus, utcnow
-from arena.storage.replays import compress
+from arena.storage.replays import compress, remember
 from referee.errors import RulesError
 from referee.fence import Fence, FenceCrossed
 from referee.runner import BotSpec, play_match
@@ -343,8 +343,9 @@ def store(db: Database, match_id: int, replay: dict[str, Any], claim: tuple[str,
             urls = list(session.scalars(select(Bot.url).join(MatchSeat, MatchSeat.bot_id == Bot.id)
                                         .where(MatchSeat.match_id == match_id).order_by(MatchSeat.seat)))
         redact_replay(replay, urls)
+        blob = compress(replay)
         values = {"match_id": match_id, "result": replay["result"], "finished_at": utcnow(),
-                  "steps": len(replay["steps"]), "replay_gz": compress(replay)}
+                  "steps": len(replay["steps"]), "replay_gz": blob}
         connection = core(session)
         locking = connection.dialect.name == "postgresql"
         if claim is None:
@@ -355,6 +356,7 @@ def store(db: Database, match_id: int, replay: dict[str, Any], claim: tuple[str,
         if row is None:
             session.rollback()
             return False, False, None
+        remember(match_id, blob, replay)  # (its twin's publication may come here: ``replays.recall``)
         if locking:
             board_locked(session, row.game, row.num_players)
         settled = settle_deal(session, match_id, {match_id: replay}, known=row,

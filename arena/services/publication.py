@@ -30,7 +30,7 @@ from arena.services.void_matches import void_reason
 from arena.storage.db import core, pipelined
 from arena.storage.json_rows import json_rows, rows_of
 from arena.storage.models import LiveRating, Match, MatchSeat, MatchStatus
-from arena.storage.replays import decompress
+from arena.storage.replays import recall
 
 log = logging.getLogger("arena.matches")
 
@@ -92,7 +92,7 @@ def settle_deal(session: Session, match_id: int, fresh: dict[int, dict[str, Any]
     bots = dict(bots or {})
     for sealed_id, _status, blob, seats, *_rest in [r for r in rows if r.status == MatchStatus.SEALED]:
         bots.setdefault(sealed_id, [bot for _seat, bot in sorted(rows_of(seats))])
-        replay = fresh.get(sealed_id) or decompress(blob)
+        replay = fresh.get(sealed_id) or recall(sealed_id, blob)
         reason = void_reason(replay)
         if reason:
             void.append((sealed_id, replay, reason))

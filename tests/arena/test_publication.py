@@ -373,3 +373,36 @@ def test_regression_an_error_from_a_worker_that_lost_its_claim_unsealed_a_match(
         assert session.get(Match, first).error is None
         assert session.scalar(select(func.count()).select_from(MatchSeat)
                               .where(MatchSeat.match_id == first, MatchSeat.rank.is_not(None))) == 2
+
+
+def test_a_twin_sealed_here_is_published_from_the_replay_held_not_decompressed(context, monkeypatch) -> None:
+    """A worker that sealed a match and then plays its twin publishes the deal from the replay it still holds
+    (``replays.recall``): what it stored is not decompressed again."""
+    from arena.storage import replays
+    with h.slow_bots(2, 0) as servers:
+        _tournament_id, (first, twin) = _deal_of_two(context, servers)
+        played = {match_id: _play(context, servers, match_id) for match_id in (first, twin)}
+    assert record(context.db, first, played[first])  # sealed, remembered
+    monkeypatch.setattr(replays, "decompress", lambda blob: (_ for _ in ()).throw(AssertionError("decompressed")))
+    assert record(context.db, twin, played[twin])
+    with context.db.session(readonly=True) as session:
+        assert session.get(Match, first).status == MatchStatus.FINISHED
+    assert _counts(context)["ranked_seats"] == 4
+
+
+def test_a_replay_held_here_yields_to_the_one_another_attempt_stored(context) -> None:
+    """The replay a worker remembers sealing is used only if the row still holds the bytes it stored: another
+    worker's later attempt (this one's lease ran out) stored its own replay, and that one is published."""
+    with h.slow_bots(2, 0) as servers:
+        _tournament_id, (first, twin) = _deal_of_two(context, servers)
+        played = {match_id: _play(context, servers, match_id) for match_id in (first, twin)}
+    assert record(context.db, first, played[first])  # sealed, remembered
+    ranks = [1, 2] if played[first]["result"]["ranks"] != [1, 2] else [2, 1]
+    other = {**played[first], "result": {**played[first]["result"], "ranks": ranks}}
+    with context.db.session() as session:  # the row as another attempt left it
+        session.execute(update(Match).where(Match.id == first)
+                        .values(result=other["result"], replay_gz=compress(other)))
+    assert record(context.db, twin, played[twin])
+    with context.db.session(readonly=True) as session:
+        stored = session.scalars(select(MatchSeat.rank).where(MatchSeat.match_id == first).order_by(MatchSeat.seat))
+        assert list(stored) == ranks != played[first]["result"]["ranks"]
