@@ -18,7 +18,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import Row, and_, bindparam, or_, select, update
+from sqlalchemy import Connection, Row, and_, bindparam, or_, select, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
@@ -82,12 +82,13 @@ _CLAIM = (
 )
 
 
-def claim(session: Session, match_id: int, worker: str, lease_s: int) -> Row[Any] | None:
+def claim(session: Session | Connection, match_id: int, worker: str, lease_s: int) -> Row[Any] | None:
     """Take the match for this worker; None when it is finished, cancelled or leased to another. Else the
     claimed row's ``CLAIMED`` columns, returned by the claiming UPDATE itself (no second read: its seats'
     bots are ``seat_specs`` of it, its deal ``claimed_deal``)."""
     now = utcnow()
-    return core(session).execute(_CLAIM, {"match_id": match_id, "now": now, "worker": worker, "started": now,
+    connection = session if isinstance(session, Connection) else core(session)
+    return connection.execute(_CLAIM, {"match_id": match_id, "now": now, "worker": worker, "started": now,
                                           "lease": now + timedelta(seconds=lease_s)}).first()
 
 
@@ -114,8 +115,8 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
     # No transaction: the claim is one atomic UPDATE, which also hands back the seats' bots and the deal's
     # statuses (for the live feed), as its subqueries read them (on PostgreSQL, from before the claim).
     def take() -> Row[Any] | None:
-        with db.session(autocommit=True) as session:
-            return claim(session, match_id, worker, settings.match_lease_s)
+        with db.autocommit() as connection:
+            return claim(connection, match_id, worker, settings.match_lease_s)
 
     claimed = _once_more_if_lost(take)
     if claimed is None:

@@ -143,7 +143,8 @@ class Database:
         # SQLite's driver runs in autocommit mode and a transaction is our BEGIN (``_sqlite_begin``), which this
         # option leaves out; PostgreSQL's is told (and set back when the connection returns to the pool).
         autocommit = {AUTOCOMMIT: True} if url.startswith("sqlite") else {"isolation_level": "AUTOCOMMIT"}
-        self.autocommit_sessions = sessionmaker(self.engine.execution_options(**autocommit), expire_on_commit=False)
+        self._autocommit_engine = self.engine.execution_options(**autocommit)
+        self.autocommit_sessions = sessionmaker(self._autocommit_engine, expire_on_commit=False)
 
     @contextmanager
     def session(self, readonly: bool = False, autocommit: bool = False) -> Iterator[Session]:
@@ -160,6 +161,13 @@ class Database:
             raise
         finally:
             session.close()
+
+    @contextmanager
+    def autocommit(self) -> Iterator[Connection]:
+        """A connection on which each statement stands alone, without an ORM session: a worker's claim (one
+        atomic UPDATE, 60 us of CPU less than in a session here)."""
+        with self._autocommit_engine.connect() as connection:
+            yield connection
 
     def migrate(self) -> None:
         """Bring the schema up to the newest migration (idempotent)."""
