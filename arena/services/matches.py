@@ -85,11 +85,12 @@ _CLAIM = (
 def claim(session: Session | Connection, match_id: int, worker: str, lease_s: int) -> Row[Any] | None:
     """Take the match for this worker; None when it is finished, cancelled or leased to another. Else the
     claimed row's ``CLAIMED`` columns, returned by the claiming UPDATE itself (no second read: its seats'
-    bots are ``seat_specs`` of it, its deal ``claimed_deal``)."""
+    bots are ``seat_specs`` of it, its deal ``claimed_deal``). On a connection in autocommit mode
+    (``Database.autocommit``) or in a session's transaction."""
     now = utcnow()
     connection = session if isinstance(session, Connection) else core(session)
     return connection.execute(_CLAIM, {"match_id": match_id, "now": now, "worker": worker, "started": now,
-                                          "lease": now + timedelta(seconds=lease_s)}).first()
+                                       "lease": now + timedelta(seconds=lease_s)}).first()
 
 
 RefitRequest = Callable[[str, int], None]
@@ -357,11 +358,12 @@ def store(db: Database, match_id: int, replay: dict[str, Any], claim: tuple[str,
         if row is None:
             session.rollback()
             return False, False, None
-        remember(match_id, blob, replay)  # (its twin's publication may come here: ``replays.recall``)
         if locking:
             board_locked(session, row.game, row.num_players)
         settled = settle_deal(session, match_id, {match_id: replay}, known=row,
                               bots=None if bots is None else {match_id: bots})
+        if match_id not in settled.published:  # sealed: its twin's publication may come here (``replays.recall``)
+            remember(match_id, blob, replay)
         if row.tournament_id is not None and not settled.any_in((MatchStatus.QUEUED, MatchStatus.RUNNING)):
             # (a twin still open: not done; the count was read with the deal, under the board's lock)
             tournaments.finish_tournament_if_done(session, row.tournament_id, settled.tournament_open)
