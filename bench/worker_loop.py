@@ -363,7 +363,7 @@ def _phases(context) -> callgrind_phases.Phases:  # type: ignore[no-untyped-def]
     ms = matches_service
     for owner, name, label in [
         (jobs, "run_match_job", "job, run_match (rest)"), (ms, "claim", "claim: UPDATE"),
-        (ms, "seat_specs", "claim: seats"),
+        (ms, "seat_specs", "claim: seats"), (ms, "claim_ahead", "claim ahead: UPDATE"),
         (ms, "claimed_deal", "claim: deal"), (live_feed, "announce_deal", "announce_deal"),
         (live_feed, "match_feed", "live feed: set up"), (live_feed.MatchFeed, "__call__", "live feed: steps"),
         (ms, "play_match", "play_match"), (ms._LeaseKeeper, "__enter__", "lease keeper"),

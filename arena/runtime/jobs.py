@@ -16,6 +16,7 @@ from rq.job import Job
 from arena.composition import Context, build_context
 from arena.runtime import heap
 from arena.services import live_feed
+from arena.services.claims import ClaimAhead, hand_back
 from arena.services.leaderboards import refit
 from arena.services.matches import ANNOUNCED, run_match
 
@@ -50,18 +51,22 @@ def run_match_job(match_id: int) -> str:
 
 def run_matches_job(match_ids: list[int]) -> list[str]:
     """A batch of a tournament's matches (``MatchQueue.enqueue_many``), one after the other, each claimed,
-    played and recorded as a job of its own would. Before each, the job's heartbeat tells the reconciler
-    the batch is alive (``MatchQueue.live``), and a stop request ends the batch: its matches not started
-    go back to the front of the queue. The refit requests of a board are sent at most once per
-    ``refit_delay_s`` and once more at the end (``Refits``): a refit reads every match recorded before it."""
+    played and recorded as a job of its own would, but for where each claim is made: the next match's in the
+    transaction that records the one before it (``claims.ClaimAhead``), not in one of its own. Before each, the
+    job's heartbeat tells the reconciler the batch is alive (``MatchQueue.live``), and a stop request ends the
+    batch: its matches not started go back to the front of the queue (one claimed ahead handed back first).
+    The refit requests of a board are sent at most once per ``refit_delay_s`` and once more at the end
+    (``Refits``): a refit reads every match recorded before it."""
     ctx = worker_context()
     job = get_current_job()
     refits = Refits(ctx.queue.request_refit, ctx.settings.refit_delay_s) if ctx.queue is not None else None
     beaten = float("-inf")
     outcomes: list[str] = []
+    claimed: ClaimAhead | None = None  # the next match, claimed by the record of the one before it
     try:
-        for match_id in match_ids:
+        for place, match_id in enumerate(match_ids):
             if STOPPING.is_set() and ctx.queue is not None:
+                hand_back(ctx.db, claimed)  # (first: the queued job must find it claimable)
                 for rest in reversed(match_ids[len(outcomes):]):  # each to the front: in their order
                     ctx.queue.enqueue(rest, at_front=True)
                 break
@@ -69,11 +74,15 @@ def run_matches_job(match_ids: list[int]) -> list[str]:
                 beaten = time.monotonic()
                 _beat(job, ctx.settings.match_lease_s)
             _limit_each_match(job, ctx.settings.job_timeout_s)
-            outcome = _play(ctx, int(match_id), refits.request if refits is not None else None)
+            ahead = (ClaimAhead(int(match_ids[place + 1]), ctx.settings.match_lease_s)
+                     if place + 1 < len(match_ids) else None)
+            outcome = _play(ctx, int(match_id), refits.request if refits is not None else None, claimed, ahead)
+            claimed = ahead
             if outcome == "lost" and ctx.queue is not None:  # released, and its batch plays on: a job of its own
                 ctx.queue.enqueue(int(match_id), at_front=True)
             outcomes.append(outcome)
     finally:
+        hand_back(ctx.db, claimed)  # a claim made ahead and not played (the batch failed on the way): freed
         if refits is not None:
             refits.flush()
     if ctx.queue is not None and ctx.settings.ladder and any(outcome != "skipped" for outcome in outcomes):
@@ -120,8 +129,10 @@ class Refits:
         self.held.clear()
 
 
-def _play(ctx: Context, match_id: int, request_refit: Callable[[str, int], object] | None) -> str:
-    outcome = run_match(ctx.db, ctx.settings, match_id, worker_name(), request_refit, live=ctx.live)
+def _play(ctx: Context, match_id: int, request_refit: Callable[[str, int], object] | None,
+          claimed: ClaimAhead | None = None, ahead: ClaimAhead | None = None) -> str:
+    outcome = run_match(ctx.db, ctx.settings, match_id, worker_name(), request_refit, live=ctx.live,
+                        claimed_before=claimed, ahead=ahead)
     if outcome not in ANNOUNCED:  # whatever happened: its pages look again
         live_feed.announce(ctx.db, ctx.live, match_id)
     if outcome != "skipped":

@@ -163,7 +163,7 @@ class Deal:
 
 def read_deal(session: Session, match_id: int, tournament_id: int | None, ladder_id: int | None, seed: int) -> Deal:
     """The statuses ``announce_deal`` tells, read in the caller's transaction (one statement). A worker does
-    not call it: its claim hands them back (``matches.claimed_deal``) and its record reads them with the deal."""
+    not call it: its claim hands them back (``claims.claimed_deal``) and its record reads them with the deal."""
     return Deal(match_id, tournament_id, ladder_id, deal_statuses(session, match_id, tournament_id, ladder_id, seed))
 
 

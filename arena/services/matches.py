@@ -18,81 +18,27 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Row, and_, bindparam, or_, select, update
+from sqlalchemy import Row, bindparam, select, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from arena.config import Settings
 from arena.services import live_feed, tournaments
 from arena.services.bots import address_guard
+from arena.services.claims import ClaimAhead, claim, claim_ahead, claimed_deal, seat_specs, taken
 from arena.services.leaderboards import board_lock_column, board_locked, refit
 from arena.services.lease_renewals import RENEWALS
 from arena.services.publication import DEAL_COLUMNS, close_deal, settle_deal
 from arena.services.redaction import redact_replay
 from arena.storage.db import Database, core
-from arena.storage.json_rows import json_rows, rows_of
-from arena.storage.models import Bot, Match, MatchSeat, MatchStatus, Tournament, TournamentStatus, utcnow
+from arena.storage.models import Bot, Match, MatchSeat, MatchStatus, TournamentStatus, utcnow
 from arena.storage.replays import compress, remember
 from referee.errors import RulesError
 from referee.fence import Fence, FenceCrossed
-from referee.runner import BotSpec, play_match
+from referee.runner import play_match
 
 log = logging.getLogger("arena.matches")
-
-
-_MATCHES, _SEATS, _BOTS = Match.__table__, MatchSeat.__table__, Bot.__table__
-_TWINS, _THIS = _MATCHES.alias("twin"), _MATCHES.alias("this")
-
-
-# The claim's subqueries name the claimed match by its id (the bound parameter), never by a column of the row
-# being updated: SQLAlchemy writes every column in a RETURNING unqualified on SQLite, subqueries' included (their
-# join conditions too), so ``matches.id`` there would read as the inner table's own ``id``. Inside one subquery
-# the names are each one table's (SQLite refuses an ambiguous one, loudly).
-def _of_claimed(column: str) -> Any:
-    return select(_THIS.c[column]).where(_THIS.c.id == bindparam("match_id")).scalar_subquery()
-
-
-def _deal_of_claimed(owner: str) -> Any:
-    """The claimed match's deal, as (id, status) rows, when it belongs to a tournament (``owner``
-    "tournament_id") or a ladder ("ladder_id"); no rows otherwise (``publication.deal_of``)."""
-    return (select(json_rows(_TWINS.c.id, _TWINS.c.status))
-            .where(_TWINS.c[owner] == _of_claimed(owner), _TWINS.c.seed == _of_claimed("seed"))
-            .scalar_subquery().label(owner.replace("_id", "_deal")))
-
-
-# What the claim hands back, from its own UPDATE (no second read): the match's setup, its tournament's status,
-# its seats' bots and its deal's statuses (each a scalar subquery: one statement, one round trip, in all).
-CLAIMED = (_MATCHES.c.attempts, _MATCHES.c.tournament_id, _MATCHES.c.ladder_id, _MATCHES.c.game, _MATCHES.c.seed,
-           _MATCHES.c.params, _MATCHES.c.time_limit_ms, _MATCHES.c.num_players,
-           select(Tournament.__table__.c.status).where(Tournament.__table__.c.id == _of_claimed("tournament_id"))
-           .scalar_subquery().label("tournament_status"),
-           select(json_rows(_SEATS.c.seat, _BOTS.c.url, _BOTS.c.secret, _BOTS.c.name, _BOTS.c.id))
-           .select_from(_SEATS.join(_BOTS, _BOTS.c.id == _SEATS.c.bot_id))
-           .where(_SEATS.c.match_id == bindparam("match_id")).scalar_subquery().label("seats"),
-           _deal_of_claimed("tournament_id"), _deal_of_claimed("ladder_id"))
-# Built once: a Core statement with bound parameters skips building and the ORM's per-statement work.
-_CLAIM = (
-    update(_MATCHES)
-    .where(_MATCHES.c.id == bindparam("match_id"),
-           or_(_MATCHES.c.status == MatchStatus.QUEUED,
-               and_(_MATCHES.c.status == MatchStatus.RUNNING, _MATCHES.c.lease_until < bindparam("now"))))
-    .values(status=MatchStatus.RUNNING, attempts=_MATCHES.c.attempts + 1, worker=bindparam("worker"),
-            lease_until=bindparam("lease"), started_at=bindparam("started"))
-    .returning(*CLAIMED)
-)
-
-
-def claim(session: Session | Connection, match_id: int, worker: str, lease_s: int) -> Row[Any] | None:
-    """Take the match for this worker; None when it is finished, cancelled or leased to another. Else the
-    claimed row's ``CLAIMED`` columns, returned by the claiming UPDATE itself (no second read: its seats'
-    bots are ``seat_specs`` of it, its deal ``claimed_deal``). On a connection in autocommit mode
-    (``Database.autocommit``) or in a session's transaction."""
-    now = utcnow()
-    connection = session if isinstance(session, Connection) else core(session)
-    return connection.execute(_CLAIM, {"match_id": match_id, "now": now, "worker": worker, "started": now,
-                                       "lease": now + timedelta(seconds=lease_s)}).first()
-
-
+_MATCHES = Match.__table__
 RefitRequest = Callable[[str, int], None]
 ANNOUNCED = frozenset({"recorded"})  # outcomes run_match announced already (``live_feed.announce_deal``)
 MAX_ATTEMPTS = 5  # a match whose plays keep failing (a crash, the job's time limit) is an error after this
@@ -105,21 +51,29 @@ class LeaseLost(Exception):
 
 
 def run_match(db: Database, settings: Settings, match_id: int, worker: str,
-              request_refit: RefitRequest | None = None, live: live_feed.LiveSink | None = None) -> str:
+              request_refit: RefitRequest | None = None, live: live_feed.LiveSink | None = None,
+              claimed_before: ClaimAhead | None = None, ahead: ClaimAhead | None = None) -> str:
     """Claim, play and record one match; returns what happened ("recorded", "skipped", ...). A recorded
     match is announced to ``live`` here (``ANNOUNCED``), from the transaction that recorded it.
 
     Afterwards only this match's leaderboard is refitted: by a queued, coalesced refit job when
     ``request_refit`` is given (the worker passes the queue's), otherwise right here. ``live``: where its
-    spectators' events go (``live_feed``: the public board, only while no twin of its deal is open)."""
-    claimed_at = time.perf_counter()  # before the claim: the lease it takes ends no earlier than this + lease
+    spectators' events go (``live_feed``: the public board, only while no twin of its deal is open).
+
+    In a worker's batch: ``claimed_before``, this match's claim if the record of the match before it made it;
+    ``ahead``, the next match, to be claimed by this match's record (``claims.ClaimAhead``)."""
     # No transaction: the claim is one atomic UPDATE, which also hands back the seats' bots and the deal's
     # statuses (for the live feed), as its subqueries read them (on PostgreSQL, from before the claim).
     def take() -> Row[Any] | None:
         with db.autocommit() as connection:
             return claim(connection, match_id, worker, settings.match_lease_s)
 
-    claimed = _once_more_if_lost(take)
+    made = claimed_before.take(match_id) if claimed_before is not None else None  # (by the record before it)
+    if made is not None:
+        claimed, claimed_at = made
+    else:
+        claimed_at = time.perf_counter()  # before the claim: the lease it takes ends no earlier than this + lease
+        claimed = _once_more_if_lost(take)
     if claimed is None:
         return "skipped"
     attempt = claimed.attempts
@@ -160,7 +114,7 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
         raise
     recorded, published, deal = _once_more_if_lost(lambda: store(
         db, match_id, replay, claim=(worker, attempt), urls=[bot.url for bot in bots], read_deal=live is not None,
-        bots=[bot.bot_id for bot in bots]))
+        bots=[bot.bot_id for bot in bots], ahead=ahead))
     live_feed.announce_deal(live, deal)
     log.info("match played" if recorded else "match recorded or claimed by another worker meanwhile",
              extra={"match_id": match_id, "game": game, "worker": worker})  # no result: it may be sealed
@@ -280,25 +234,6 @@ def _end_unplayed(db: Database, match_id: int, worker: str, attempt: int, given_
         return "error" if given_up else "cancelled"
 
 
-def seat_specs(claimed: Row[Any]) -> list[BotSpec]:
-    """The seats' bots of a claimed match (its ``seats`` column), in seat order."""
-    return [BotSpec(url=url, secret=secret, name=name, bot_id=bot_id)
-            for _seat, url, secret, name, bot_id in sorted(rows_of(claimed.seats))]
-
-
-def claimed_deal(match_id: int, claimed: Row[Any]) -> live_feed.Deal:
-    """The deal of a claimed match, as the claim found it (``live_feed.read_deal``, read by the claim itself):
-    the claim's own change is not in what its subqueries read on PostgreSQL, so this match is said running."""
-    if claimed.tournament_id is not None:
-        rows = rows_of(claimed.tournament_deal)
-    elif claimed.ladder_id is not None:
-        rows = rows_of(claimed.ladder_deal)
-    else:
-        rows = [[match_id, MatchStatus.RUNNING]]
-    statuses = sorted((other, MatchStatus.RUNNING if other == match_id else status) for other, status in rows)
-    return live_feed.Deal(match_id, claimed.tournament_id, claimed.ladder_id, statuses)
-
-
 def _mark_error(db: Database, match_id: int, message: str, worker: str, attempt: int) -> bool:
     """The match cannot be played: an error, only while this claim still holds it (else another worker took it
     over, and may have sealed it meanwhile: a sealed match changes only as its deal is published)."""
@@ -334,12 +269,13 @@ def record(db: Database, match_id: int, replay: dict[str, Any], claim: tuple[str
 
 
 def store(db: Database, match_id: int, replay: dict[str, Any], claim: tuple[str, int] | None = None,
-          urls: list[str] | None = None, read_deal: bool = False, bots: list[int] | None = None
-          ) -> tuple[bool, bool, live_feed.Deal | None]:
+          urls: list[str] | None = None, read_deal: bool = False, bots: list[int] | None = None,
+          ahead: ClaimAhead | None = None) -> tuple[bool, bool, live_feed.Deal | None]:
     """``record``, answering whether it recorded the match, whether it published it now and, with
     ``read_deal``, its deal's statuses as they are once recorded (for ``live_feed.announce_deal``, so a
     worker announces from this transaction, not one more). ``urls`` and ``bots``: the seats' bot URLs (to
-    redact from the replay) and ids, in seat order, when the caller has them already."""
+    redact from the replay) and ids, in seat order, when the caller has them already. ``ahead``: the next match
+    of the batch, claimed for ``claim``'s worker in the same transaction (``claims.claim_ahead``), last."""
     with db.session() as session:
         if urls is None:
             urls = list(session.scalars(select(Bot.url).join(MatchSeat, MatchSeat.bot_id == Bot.id)
@@ -367,6 +303,10 @@ def store(db: Database, match_id: int, replay: dict[str, Any], claim: tuple[str,
         if row.tournament_id is not None and not settled.any_in((MatchStatus.QUEUED, MatchStatus.RUNNING)):
             # (a twin still open: not done; the count was read with the deal, under the board's lock)
             tournaments.finish_tournament_if_done(session, row.tournament_id, settled.tournament_open)
+        if ahead is not None and claim is not None:  # (after the seal: its claim reads this match sealed)
+            next_claim = claim_ahead(connection, ahead, claim[0])
+    if ahead is not None and claim is not None:  # (committed)
+        taken(ahead, claim[0], *next_claim)
     deal = live_feed.Deal(match_id, row.tournament_id, row.ladder_id, settled.statuses) if read_deal else None
     return True, match_id in settled.published, deal
 

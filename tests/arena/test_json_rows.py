@@ -21,7 +21,7 @@ def test_json_rows_hands_back_every_row_with_its_types(database) -> None:
 
 def test_json_rows_as_a_correlated_subquery(database) -> None:
     """One value per outer row, each with the inner rows that match it (a correlated subquery; the claim's
-    subqueries name their match by a bound id instead, ``matches._of_claimed`` says why)."""
+    subqueries name their match by a bound id instead, ``claims._of_claimed`` says why)."""
     with database.session() as session:
         session.add_all([MetricCounter(name=name, labels=labels, value=1.0)
                          for name, labels in [("a", "1"), ("a", "2"), ("b", "1")]])
