@@ -62,7 +62,8 @@ def run_matches_job(match_ids: list[int]) -> list[str]:
     refits = Refits(ctx.queue.request_refit, ctx.settings.refit_delay_s) if ctx.queue is not None else None
     beaten = float("-inf")
     outcomes: list[str] = []
-    claimed: ClaimAhead | None = None  # the next match, claimed by the record of the one before it
+    claimed: ClaimAhead | None = None  # this match, claimed by the record of the one before it
+    ahead: ClaimAhead | None = None  # the next one, claimed by this match's record
     try:
         for place, match_id in enumerate(match_ids):
             if STOPPING.is_set() and ctx.queue is not None:
@@ -82,7 +83,8 @@ def run_matches_job(match_ids: list[int]) -> list[str]:
                 ctx.queue.enqueue(int(match_id), at_front=True)
             outcomes.append(outcome)
     finally:
-        hand_back(ctx.db, claimed)  # a claim made ahead and not played (the batch failed on the way): freed
+        for unplayed in (claimed, ahead):  # a claim made ahead and not played (the batch failed on the way): freed
+            hand_back(ctx.db, unplayed)  # (nothing when it was played, or never made)
         if refits is not None:
             refits.flush()
     if ctx.queue is not None and ctx.settings.ladder and any(outcome != "skipped" for outcome in outcomes):

@@ -4,11 +4,17 @@ out) for this worker and attempt, and hands back what playing it needs, from its
 A claim stands alone (``claim`` on a connection in autocommit mode: one round trip, its own durable commit) or,
 for the next match of a worker's batch, rides in the transaction that records the match before it (``ClaimAhead``:
 no unit of work, round trip of its own or commit more; bench.worker_loop, docs/benchmarks.md). A claim made ahead
-that the worker does not use after all (a stop request) is handed back (``hand_back``), as if never made.
+that the worker does not use after all (a stop request, an error between two matches) is handed back
+(``hand_back``), as if never made. Two cases it leaves as a claim on its own would: a record whose commit went
+through but whose answer was lost (the connection dropped) leaves the next match leased to this worker, skipped
+by its own claim and played again once the lease runs out; and a tournament cancelled while the record runs
+(it waits for the board's lock the record holds) finds the next match running, and lets it be played, as any
+match running when a tournament is cancelled.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from datetime import timedelta
@@ -23,6 +29,7 @@ from arena.storage.json_rows import json_rows, rows_of
 from arena.storage.models import Bot, Match, MatchSeat, MatchStatus, Tournament, utcnow
 from referee.runner import BotSpec
 
+log = logging.getLogger("arena.matches")
 _MATCHES, _SEATS, _BOTS = Match.__table__, MatchSeat.__table__, Bot.__table__
 _TWINS, _THIS = _MATCHES.alias("twin"), _MATCHES.alias("this")
 
@@ -117,15 +124,19 @@ def taken(ahead: ClaimAhead, worker: str, row: Row[Any] | None, at: float) -> No
 
 
 def hand_back(db: Database, ahead: ClaimAhead | None) -> None:
-    """A claim made ahead that will not be played (its batch stops): the match is queued again as it was, its
-    attempt not counted (no bot was called)."""
+    """A claim made ahead that will not be played (its batch stops or fails): the match is queued again as it
+    was, its attempt not counted (no bot was called), while the claim still holds it. Never raises (a batch's
+    own error goes on): a claim not handed back is played again once its lease runs out."""
     if ahead is None or ahead.row is None:
         return
     attempt, ahead.row = ahead.row.attempts, None
-    with db.session() as session:
-        session.execute(update(Match).where(Match.id == ahead.match_id, Match.status == MatchStatus.RUNNING,
-                                            Match.worker == ahead.worker, Match.attempts == attempt)
-                        .values(status=MatchStatus.QUEUED, lease_until=None, attempts=attempt - 1))
+    try:
+        with db.session() as session:
+            session.execute(update(Match).where(Match.id == ahead.match_id, Match.status == MatchStatus.RUNNING,
+                                                Match.worker == ahead.worker, Match.attempts == attempt)
+                            .values(status=MatchStatus.QUEUED, lease_until=None, attempts=attempt - 1))
+    except Exception:
+        log.exception("could not hand back match %s", ahead.match_id)
 
 
 def seat_specs(claimed: Row[Any]) -> list[BotSpec]:

@@ -156,5 +156,36 @@ def test_a_claim_ahead_is_made_only_with_the_record_that_commits(context) -> Non
     ahead = ClaimAhead(second, 60)
     assert store(context.db, first, replay, claim=("w", 1), ahead=ahead)[0] is False  # never claimed by "w"
     assert ahead.row is None
-    hand_back(context.db, ahead)
     assert _rows(context, [first, second]) == [(MatchStatus.QUEUED, 0), (MatchStatus.QUEUED, 0)]
+
+
+def test_a_batch_that_fails_right_after_a_record_hands_back_the_claim_it_made(queued_context, worker,
+                                                                               monkeypatch) -> None:
+    """Review finding: the refit request after the first match's record failed (Redis away), so the batch never
+    got to the next match, and the claim that record had made ahead was left held for a lease and an attempt."""
+    def refit_fails(_game: str, _players: int) -> None:
+        raise ConnectionError("Redis went away")
+
+    monkeypatch.setattr(queued_context.queue, "request_refit", refit_fails)
+    with h.slow_bots(2, 0) as servers:
+        ids = _matches(queued_context, servers)
+        ids = [ids[1], ids[0], ids[2]]  # the batch's first closes its deal, so a refit is asked after its record:
+        assert store(queued_context.db, ids[1], _replay(queued_context, servers, ids[1]))[0]  # its twin is sealed
+        with pytest.raises(ConnectionError):
+            jobs.run_matches_job(ids[:1] + ids[2:])
+    assert _rows(queued_context, [ids[0], ids[2]]) == [(MatchStatus.FINISHED, 1), (MatchStatus.QUEUED, 0)]
+
+
+def test_a_claim_handed_back_late_leaves_another_workers_claim_alone(context) -> None:
+    """A claim made ahead whose lease ran out and that another worker took meanwhile is not handed back over it."""
+    with h.slow_bots(2, 0) as servers:
+        first, second = _matches(context, servers, cycles=1)
+        replay = _replay(context, servers, first)
+    with context.db.autocommit() as connection:
+        assert claim(connection, first, "w", 60) is not None
+    ahead = ClaimAhead(second, 0)  # a lease that runs out at once
+    assert store(context.db, first, replay, claim=("w", 1), ahead=ahead)[0] and ahead.row is not None
+    with context.db.autocommit() as connection:
+        assert claim(connection, second, "other", 60).attempts == 2
+    hand_back(context.db, ahead)
+    assert _rows(context, [second]) == [(MatchStatus.RUNNING, 2)]
