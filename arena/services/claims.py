@@ -120,6 +120,7 @@ def claim_ahead(connection: Connection, ahead: ClaimAhead, worker: str) -> tuple
 
 
 def taken(ahead: ClaimAhead, worker: str, row: Row[Any] | None, at: float) -> None:
+    """What ``claim_ahead`` made, once the transaction it ran in committed (before that it is no claim)."""
     ahead.row, ahead.claimed_at, ahead.worker = row, at, worker
 
 

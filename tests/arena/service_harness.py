@@ -24,8 +24,9 @@ from arena.services import tournaments as tournament_service
 from arena.services.accounts import create_account
 from arena.services.leaderboards import stale_boards
 from arena.storage.db import in_pipeline
-from arena.storage.models import Account, Match, MatchStatus
+from arena.storage.models import Account, Match, MatchSeat, MatchStatus
 from referee.games import GAMES
+from referee.runner import BotSpec, play_match
 from sample_bots.sdk import Bot, BotServer, start_in_thread
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -172,6 +173,17 @@ def register_owned_bots(context: Context, servers: list[BotServer], game: str,
             server.bot.secret = secret
             ids.append(bot.id)
     return ids, token
+
+
+def play_alone(context: Context, servers: list[BotServer], match_id: int) -> dict[str, Any]:
+    """A stored match played by the referee alone (nothing recorded): its game, seed and seats' bots, from
+    ``servers`` (each given its ``bot_id``)."""
+    by_bot = {server.bot_id: server for server in servers}
+    with context.db.session(readonly=True) as session:
+        game, seed = session.execute(select(Match.game, Match.seed).where(Match.id == match_id)).one()
+        bots = session.scalars(select(MatchSeat.bot_id).where(MatchSeat.match_id == match_id)
+                               .order_by(MatchSeat.seat)).all()
+    return play_match(game, [BotSpec(url=by_bot[b].url, secret=by_bot[b].bot.secret, bot_id=b) for b in bots], seed)
 
 
 def start_tournament(context: Context, body: dict[str, Any]) -> int:

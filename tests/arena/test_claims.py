@@ -14,8 +14,7 @@ from arena.runtime import jobs
 from arena.runtime.queue import job_id
 from arena.services.claims import ClaimAhead, claim, hand_back
 from arena.services.matches import store
-from arena.storage.models import Match, MatchSeat, MatchStatus
-from referee.runner import BotSpec, play_match
+from arena.storage.models import Match, MatchStatus
 from tests.arena import service_harness as h
 
 GAME = "piranha-pedro"
@@ -29,16 +28,6 @@ def _matches(context, servers, cycles: int = 2) -> list[int]:
     tournament_id = h.start_tournament(context, {"game": GAME, "bots": bots, "seats": 2, "cycles": cycles})
     with context.db.session() as session:
         return list(session.scalars(select(Match.id).where(Match.tournament_id == tournament_id).order_by(Match.id)))
-
-
-def _replay(context, servers, match_id: int) -> dict:
-    """The match played by the referee alone (nothing recorded)."""
-    by_bot = {server.bot_id: server for server in servers}
-    with context.db.session(readonly=True) as session:
-        seed = session.scalar(select(Match.seed).where(Match.id == match_id))
-        bots = session.scalars(select(MatchSeat.bot_id).where(MatchSeat.match_id == match_id)
-                               .order_by(MatchSeat.seat)).all()
-    return play_match(GAME, [BotSpec(url=by_bot[b].url, secret=by_bot[b].bot.secret, bot_id=b) for b in bots], seed)
 
 
 def _rows(context, ids: list[int]) -> list[tuple[str, int]]:
@@ -130,7 +119,7 @@ def test_a_claim_ahead_skips_a_row_locked_elsewhere_instead_of_waiting(context) 
         pytest.skip("SQLite has no row locks: one writer at a time")
     with h.slow_bots(2, 0) as servers:
         first, second = _matches(context, servers, cycles=1)
-        replay = _replay(context, servers, first)
+        replay = h.play_alone(context, servers, first)
     with context.db.autocommit() as connection:
         assert claim(connection, first, "w", 60) is not None
     ahead = ClaimAhead(second, 60)
@@ -152,7 +141,7 @@ def test_a_claim_ahead_is_made_only_with_the_record_that_commits(context) -> Non
     ahead; and ``hand_back`` of a claim not made changes nothing."""
     with h.slow_bots(2, 0) as servers:
         first, second = _matches(context, servers, cycles=1)
-        replay = _replay(context, servers, first)
+        replay = h.play_alone(context, servers, first)
     ahead = ClaimAhead(second, 60)
     assert store(context.db, first, replay, claim=("w", 1), ahead=ahead)[0] is False  # never claimed by "w"
     assert ahead.row is None
@@ -170,7 +159,7 @@ def test_a_batch_that_fails_right_after_a_record_hands_back_the_claim_it_made(qu
     with h.slow_bots(2, 0) as servers:
         ids = _matches(queued_context, servers)
         ids = [ids[1], ids[0], ids[2]]  # the batch's first closes its deal, so a refit is asked after its record:
-        assert store(queued_context.db, ids[1], _replay(queued_context, servers, ids[1]))[0]  # its twin is sealed
+        assert store(queued_context.db, ids[1], h.play_alone(queued_context, servers, ids[1]))[0]  # its twin is sealed
         with pytest.raises(ConnectionError):
             jobs.run_matches_job(ids[:1] + ids[2:])
     assert _rows(queued_context, [ids[0], ids[2]]) == [(MatchStatus.FINISHED, 1), (MatchStatus.QUEUED, 0)]
@@ -180,7 +169,7 @@ def test_a_claim_handed_back_late_leaves_another_workers_claim_alone(context) ->
     """A claim made ahead whose lease ran out and that another worker took meanwhile is not handed back over it."""
     with h.slow_bots(2, 0) as servers:
         first, second = _matches(context, servers, cycles=1)
-        replay = _replay(context, servers, first)
+        replay = h.play_alone(context, servers, first)
     with context.db.autocommit() as connection:
         assert claim(connection, first, "w", 60) is not None
     ahead = ClaimAhead(second, 0)  # a lease that runs out at once

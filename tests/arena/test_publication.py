@@ -16,7 +16,6 @@ from arena.services.publication import close_deal
 from arena.services.reconcile import reconcile
 from arena.storage.models import Account, Fault, LiveRating, Match, MatchSeat, MatchStatus, MetricCounter
 from arena.storage.replays import compress
-from referee.runner import BotSpec, play_match
 from sample_bots.sdk import Bot, start_in_thread
 from tests.arena import service_harness as h
 
@@ -32,16 +31,6 @@ def _deal_of_two(context, servers) -> tuple[int, list[int]]:
     with context.db.session() as session:
         ids = list(session.scalars(select(Match.id).where(Match.tournament_id == tournament_id).order_by(Match.id)))
     return tournament_id, ids
-
-
-def _play(context, servers, match_id: int) -> dict:
-    """Play a stored match's seats with the referee alone (nothing recorded)."""
-    by_bot = {server.bot_id: server for server in servers}
-    with context.db.session(readonly=True) as session:
-        seed = session.scalar(select(Match.seed).where(Match.id == match_id))
-        bots = session.scalars(select(MatchSeat.bot_id).where(MatchSeat.match_id == match_id)
-                               .order_by(MatchSeat.seat)).all()
-    return play_match(GAME, [BotSpec(url=by_bot[b].url, secret=by_bot[b].bot.secret, bot_id=b) for b in bots], seed)
 
 
 def _counts(context) -> dict[str, int]:
@@ -124,7 +113,7 @@ def test_twins_recorded_at_the_same_moment_regression_neither_saw_the_other_done
     records; the second must wait for it and then publish the deal."""
     with h.slow_bots(2, 0) as servers:
         _tournament_id, (first, twin) = _deal_of_two(context, servers)
-        replays = {match_id: _play(context, servers, match_id) for match_id in (first, twin)}
+        replays = {match_id: h.play_alone(context, servers, match_id) for match_id in (first, twin)}
     second_done = threading.Event()
     with context.db.session() as session:
         session.execute(update(Match).where(Match.id == first).values(
@@ -274,7 +263,7 @@ def test_a_deal_with_a_void_and_a_played_twin_publishes_each_its_own_way(context
     each ends with its own status, seats, faults and counters, and only the played one is rated."""
     with h.slow_bots(2, 0) as servers:
         _tournament_id, (first, second) = _deal_of_two(context, servers)
-        played, void = _play(context, servers, first), _play(context, servers, second)
+        played, void = h.play_alone(context, servers, first), h.play_alone(context, servers, second)
     void["result"]["forfeited"] = [0, 1]
     for step in void["steps"]:
         for decision in step["decisions"]:
@@ -316,7 +305,7 @@ def test_a_deal_closed_by_its_last_match_is_read_once_and_written_in_one_round_t
             ids = list(session.scalars(select(Match.id).where(Match.tournament_id == tournament_id)
                                        .order_by(Match.id)))
         assert len(ids) == 4  # two deals of two rotations
-        replays = {match_id: _play(context, servers, match_id) for match_id in ids}
+        replays = {match_id: h.play_alone(context, servers, match_id) for match_id in ids}
     postgres = context.db.url.startswith("postgresql")
     for match_id in ids[:3]:
         assert record(context.db, match_id, replays[match_id])
@@ -358,7 +347,7 @@ def test_regression_an_error_from_a_worker_that_lost_its_claim_unsealed_a_match(
     from arena.storage.models import utcnow
     with h.slow_bots(2, 0) as servers:
         _tournament_id, (first, twin) = _deal_of_two(context, servers)
-        replays = {match_id: _play(context, servers, match_id) for match_id in (first, twin)}
+        replays = {match_id: h.play_alone(context, servers, match_id) for match_id in (first, twin)}
     with context.db.session(autocommit=True) as session:
         assert claim(session, first, "w1", 30).attempts == 1
     with context.db.session() as session:  # w1's lease runs out
@@ -381,7 +370,7 @@ def test_a_twin_sealed_here_is_published_from_the_replay_held_not_decompressed(c
     from arena.storage import replays
     with h.slow_bots(2, 0) as servers:
         _tournament_id, (first, twin) = _deal_of_two(context, servers)
-        played = {match_id: _play(context, servers, match_id) for match_id in (first, twin)}
+        played = {match_id: h.play_alone(context, servers, match_id) for match_id in (first, twin)}
     assert record(context.db, first, played[first])  # sealed, remembered
     monkeypatch.setattr(replays, "decompress", lambda blob: (_ for _ in ()).throw(AssertionError("decompressed")))
     assert record(context.db, twin, played[twin])
@@ -395,7 +384,7 @@ def test_a_replay_held_here_yields_to_the_one_another_attempt_stored(context) ->
     worker's later attempt (this one's lease ran out) stored its own replay, and that one is published."""
     with h.slow_bots(2, 0) as servers:
         _tournament_id, (first, twin) = _deal_of_two(context, servers)
-        played = {match_id: _play(context, servers, match_id) for match_id in (first, twin)}
+        played = {match_id: h.play_alone(context, servers, match_id) for match_id in (first, twin)}
     assert record(context.db, first, played[first])  # sealed, remembered
     ranks = [1, 2] if played[first]["result"]["ranks"] != [1, 2] else [2, 1]
     other = {**played[first], "result": {**played[first]["result"], "ranks": ranks}}
