@@ -371,7 +371,7 @@ def _phases(context) -> callgrind_phases.Phases:  # type: ignore[no-untyped-def]
         (ms, "redact_replay", "store: redact"), (ms, "compress", "store: compress"),
         (ms, "close_deal", "close_deal (rest)"), (ms, "settle_deal", "close_deal (rest)"),
         (publication, "lock_board", "close_deal: lock_board"), (publication, "_deal_rows", "close_deal: deal read"),
-        (publication, "recall", "close_deal: the twin's replay"), (publication, "void_reason", "close_deal: void_reason"),
+        (publication, "recall", "close_deal: twin replay"), (publication, "void_reason", "close_deal: void_reason"),
         (publication, "publish_many", "publish (rest)"),
         (recorders.Published, "load_many", "publish: Published.load"),
         (ms.tournaments, "finish_tournament_if_done", "finish_tournament_if_done"),
