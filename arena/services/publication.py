@@ -153,11 +153,18 @@ _DEAL_REPLAYS = _by_deal(
     case((and_(_SEALED_ROW, _MATCHES.c.id != bindparam("held")), _MATCHES.c.replay_gz)).label("replay_gz"),
     case((_SEALED_ROW, select(json_rows(_SEATS.c.seat, _SEATS.c.bot_id))
           .where(_SEATS.c.match_id == _MATCHES.c.id).scalar_subquery())).label("seats"))
-_OTHERS = _MATCHES.alias("other")
+
+
+def tournament_open(table: Any, tournament: str) -> Any:
+    """How many of a tournament's matches are still queued or running, on ``table`` (the matches or an alias of
+    them), the tournament's id the bound parameter named ``tournament``: none left, it is finished
+    (``tournaments.finish_tournament_if_done``, which reads it alone or is handed it by ``settle_deal``)."""
+    return select(func.count()).select_from(table).where(
+        table.c.tournament_id == bindparam(tournament), table.c.status.in_([MatchStatus.QUEUED, MatchStatus.RUNNING]))
+
+
 _DEAL_REPLAYS["tournament"] = _DEAL_REPLAYS["tournament"].add_columns(
-    select(func.count()).where(_OTHERS.c.tournament_id == bindparam("owner"),
-                               _OTHERS.c.status.in_([MatchStatus.QUEUED, MatchStatus.RUNNING]))
-    .scalar_subquery().label("tournament_open"))
+    tournament_open(_MATCHES.alias("other"), "owner").scalar_subquery().label("tournament_open"))
 # On PostgreSQL also, for each sealed match, the live ratings of its seats' bots, as publishing starts from them
 # (``recorders.live_ratings``, a statement and a round trip of its own otherwise): found from the match's seats
 # by the two tables' keys, whatever the board's size or the bots' histories. Not on SQLite, whose JSON writes a

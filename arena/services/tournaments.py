@@ -6,14 +6,14 @@ import json
 import secrets
 from typing import Any
 
-from sqlalchemy import bindparam, func, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from arena.domain.schedules import round_robin
 from arena.runtime.queue import MatchQueue
 from arena.services.errors import Forbidden, Invalid, NotFound, require_id
 from arena.services.leaderboards import lock_board
-from arena.services.publication import close_deal
+from arena.services.publication import close_deal, tournament_open
 from arena.services.standings import standings_and_cross_table
 from arena.storage.db import core
 from arena.storage.models import (
@@ -202,9 +202,7 @@ def cancel_tournament(session: Session, organizer: Account, tournament_id: int,
     return tournament
 
 
-_OPEN_MATCHES = (select(func.count()).select_from(Match.__table__)
-                 .where(Match.__table__.c.tournament_id == bindparam("tournament_id"),
-                        Match.__table__.c.status.in_([MatchStatus.QUEUED, MatchStatus.RUNNING])))
+_OPEN_MATCHES = tournament_open(Match.__table__, "tournament_id")
 
 
 def finish_tournament_if_done(session: Session, tournament_id: int, open_matches: int | None = None) -> int:
