@@ -37,7 +37,7 @@ class Asker:
                 if seat == lead:
                     continue
                 call = c.client.start_call(self.pool, c.method, c.path, c.body, c.headers, c.budget_s, c.empty_ok)
-                armed.append(self.watchdog.arm(call.deadline, c.client.tracker))
+                armed.append(self.watchdog.arm(call.deadline, call.cut))
                 pending[seat] = call
             if kept:
                 replies.update(multiplex.carry(kept))

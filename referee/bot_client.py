@@ -24,6 +24,7 @@ from referee.bot_transport import (
     DNS_TIMEOUT_S,
     AddressGuard,
     BotConnection,
+    CallCut,
     ConnectionTracker,
     Resolver,
     ResolveTimeout,
@@ -124,8 +125,9 @@ class BotClient:
     ) -> PendingCall:
         started = time.perf_counter()
         deadline = started + max(budget_s, 0.0)
-        future = pool.submit(self._perform, method, path, body, headers, deadline, empty_ok)
-        return PendingCall(self, future, started, deadline)
+        cut = CallCut(self.tracker)
+        future = pool.submit(self._perform, method, path, body, headers, deadline, empty_ok, cut)
+        return PendingCall(self, future, started, deadline, cut)
 
     def call(self, watchdog: Watchdog, method: str, path: str, body: bytes | None, headers: dict[str, str],
              budget_s: float, empty_ok: bool = False) -> Reply:
@@ -133,9 +135,10 @@ class BotClient:
         an empty 2xx body is a fine answer (``/start`` and ``/end``), with ``data`` None."""
         started = time.perf_counter()
         deadline = started + max(budget_s, 0.0)
-        entry = watchdog.arm(deadline, self.tracker)
+        cut = CallCut(self.tracker)
+        entry = watchdog.arm(deadline, cut)
         try:
-            return self._perform(method, path, body, headers, deadline, empty_ok)
+            return self._perform(method, path, body, headers, deadline, empty_ok, cut)
         finally:
             watchdog.disarm(entry)
 
@@ -144,21 +147,23 @@ class BotClient:
 
     # -- runs in a worker thread -------------------------------------------------------------------
     def _perform(self, method: str, path: str, body: bytes | None, headers: dict[str, str], deadline: float,
-                 empty_ok: bool = False) -> Reply:
+                 empty_ok: bool = False, cut: CallCut | None = None) -> Reply:
         with self._busy:
             t0 = time.perf_counter()
             try:
-                return self._exchange(method, path, body, headers, t0, deadline, empty_ok)
+                return self._exchange(method, path, body, headers, t0, deadline, empty_ok, cut)
             except Exception as exc:  # the last line of defence: a bot can never crash the referee
                 return unexpected_fault(exc, t0)
+            finally:
+                self.tracker.finished()
 
     def _exchange(self, method: str, path: str, body: bytes | None, headers: dict[str, str], t0: float,
-                  deadline: float, empty_ok: bool) -> Reply:
+                  deadline: float, empty_ok: bool, cut: CallCut | None) -> Reply:
         remaining = deadline - t0
         if remaining <= 0:
             return no_time_fault(t0)
         try:
-            response = self.session.request(method, path, body, headers, remaining)
+            response = self.session.request(method, path, body, headers, remaining, cut)
         except UnsafeURL as exc:
             return _fault(FaultKind.UNSAFE_URL, str(exc), t0)
         except ResolveTimeout:
@@ -208,17 +213,19 @@ class BotClient:
 class PendingCall:
     """A call in flight; ``wait`` returns by its deadline, cutting the connection if it must."""
 
-    def __init__(self, client: BotClient, future: Future[Reply], started: float, deadline: float) -> None:
+    def __init__(self, client: BotClient, future: Future[Reply], started: float, deadline: float,
+                 cut: CallCut) -> None:
         self.client = client
         self.future = future
         self.started = started
         self.deadline = deadline
+        self.cut = cut  # what a watchdog arms to cut this call (and only this call) at its deadline
 
     def wait(self) -> Reply:
         try:
             return self.future.result(timeout=max(self.deadline - time.perf_counter(), 0.0))
         except FutureTimeout:
-            self.client.tracker.abort()
+            self.cut.abort()
             self.future.cancel()
             return timeout_fault(self.started)
 

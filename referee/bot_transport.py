@@ -96,6 +96,7 @@ class ConnectionTracker:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._active: socket.socket | None = None
+        self._owner: CallCut | None = None  # the call ``_active`` carries, when a watchdog may cut it
         self._shut = False
         self.connections = 0  # TCP connections opened: more than one per seat means no keep-alive
 
@@ -103,18 +104,32 @@ class ConnectionTracker:
         with self._lock:
             self.connections += 1
 
-    def started(self, sock: socket.socket) -> None:
-        """``sock`` carries the call about to be written; cut at once if the tracker is shut."""
+    def started(self, sock: socket.socket, owner: CallCut | None = None) -> None:
+        """``sock`` carries the call about to be written (``owner``: its watchdog handle); cut at once if
+        the tracker is shut."""
         with self._lock:
-            self._active = sock
+            self._active, self._owner = sock, owner
             shut = self._shut
         if shut:
             _cut(sock)
+
+    def finished(self) -> None:
+        """The call is over: nothing is active until the next one starts, so a cut meant for this call
+        reaches neither the idle kept connection nor the seat's next call."""
+        with self._lock:
+            self._active, self._owner = None, None
 
     def abort(self) -> None:
         """Shut down the active socket: a blocked read returns at once and the connection is dropped."""
         with self._lock:
             sock = self._active
+        if sock is not None:
+            _cut(sock)
+
+    def abort_call(self, owner: CallCut) -> None:
+        """``abort``, only while ``owner``'s call is the one running."""
+        with self._lock:
+            sock = self._active if self._owner is owner else None
         if sock is not None:
             _cut(sock)
 
@@ -125,6 +140,21 @@ class ConnectionTracker:
             sock = self._active
         if sock is not None:
             _cut(sock)
+
+
+class CallCut:
+    """A watchdog's handle on one call: it cuts that call's connection and nothing else. Armed on the
+    tracker itself, the deadline of a call that had already finished (a seat's quick ``/start`` while
+    another seat's slow one held the batch) reset the seat's idle kept connection, or the seat's next
+    call if the watchdog thread ran late: a ``connection_error`` on a turn of a bot that did no wrong."""
+
+    __slots__ = ("tracker",)
+
+    def __init__(self, tracker: ConnectionTracker) -> None:
+        self.tracker = tracker
+
+    def abort(self) -> None:
+        self.tracker.abort_call(self)
 
 
 def _cut(sock: socket.socket) -> None:
@@ -301,9 +331,10 @@ class BotConnection:
             raise
 
     def request(self, method: str, path: str, body: bytes | None, headers: dict[str, str],
-                timeout_s: float) -> http.client.HTTPResponse:
+                timeout_s: float, owner: CallCut | None = None) -> http.client.HTTPResponse:
         """Send the request and read the status line and headers; the body is left to the caller, who
-        hands the response back to ``release``. Any failure closes the connection and raises."""
+        hands the response back to ``release``. Any failure closes the connection and raises. ``owner``:
+        the watchdog's handle on this call."""
         message = self.message(method, path, body, headers)
         sock = self._sock
         if sock is not None and _dropped(sock):
@@ -315,7 +346,7 @@ class BotConnection:
                 self.tracker.connected()
             else:
                 sock.settimeout(timeout_s)
-            self.tracker.started(sock)
+            self.tracker.started(sock, owner)
             sock.sendall(message)
             response = WholeHeadResponse(sock, method=method)
             response.begin()
@@ -354,5 +385,5 @@ class BotConnection:
             sock.close()
 
 
-__all__ = ["DNS_TIMEOUT_S", "AddressGuard", "BotConnection", "ConnectionTracker", "ResolveFailed", "ResolveTimeout",
-           "UnsafeURL", "guarded_socket", "resolve", "resolve_within"]
+__all__ = ["DNS_TIMEOUT_S", "AddressGuard", "BotConnection", "CallCut", "ConnectionTracker", "ResolveFailed",
+           "ResolveTimeout", "UnsafeURL", "guarded_socket", "resolve", "resolve_within"]

@@ -237,5 +237,6 @@ def _finish(replies: dict[int, Reply], seat: int, call: Call, reply: Reply, keep
     not complete (``BotConnection.close(abandon=True)``: nothing queued for the bot reaches it later)."""
     if not keep:
         call.client.session.close(abandon=not complete)
+    call.client.tracker.finished()
     call.client.unhold()
     replies[seat] = reply

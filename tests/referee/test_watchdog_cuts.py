@@ -1,0 +1,109 @@
+"""A watchdog's cut reaches the call it was armed for and nothing else (``bot_transport.CallCut``).
+
+Regression, "a late cut reset the next turn": armed on a seat's connection tracker, the deadline of a
+call that had already finished (a quick ``/start`` in a batch held open by another seat's slow one) shut
+the seat's idle kept connection, or its next call when the watchdog thread ran late. CI saw a random bot
+get a ``connection_error`` on its first turn (``test_slow_dns_at_start_forfeits_the_seat_in_time``)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+from referee.asker import Asker
+from referee.bot_client import BotClient, Call
+from referee.call_pool import CallPool
+from referee.faults import FaultKind
+from referee.watchdog import Watchdog
+from tests import bot_zoo
+
+
+def _quick(req: bot_zoo.Request, sock: socket.socket) -> None:
+    bot_zoo.ok(sock, {"action": 1})
+
+
+def _slow_after_first(delay_s: float) -> bot_zoo.Behaviour:
+    """Answers the first request on each connection at once, every later one after ``delay_s``."""
+    answered: set[int] = set()
+
+    def handler(req: bot_zoo.Request, sock: socket.socket) -> None:
+        if id(sock) in answered:
+            time.sleep(delay_s)
+        answered.add(id(sock))
+        bot_zoo.ok(sock, {"action": 1})
+
+    return handler
+
+
+class RecordingWatchdog:
+    """Arms nothing: keeps each target, for the test to fire when it likes (a watchdog thread running late)."""
+
+    def __init__(self) -> None:
+        self.targets: list = []
+
+    def arm(self, deadline: float, target) -> list:  # type: ignore[no-untyped-def]
+        self.targets.append(target)
+        return [target]
+
+    @staticmethod
+    def disarm(entry: list) -> None:
+        entry[0] = None
+
+
+def test_a_finished_calls_deadline_leaves_its_kept_connection_alone() -> None:
+    watchdog = Watchdog()
+    asker = Asker(CallPool(), watchdog)
+    with bot_zoo.zoo_bot(lambda req, sock: time.sleep(3600)) as silent, bot_zoo.zoo_bot(_quick) as quick:
+        slow_client, quick_client = BotClient(silent.url), BotClient(quick.url)
+        try:
+            # the silent seat's call runs in this thread until 0.4 s; the quick one is done in a millisecond,
+            # and its own deadline (0.25 s) passes while the batch is still open
+            first = asker.ask({0: Call(slow_client, "POST", "/start", b"{}", {}, 0.4),
+                               1: Call(quick_client, "POST", "/start", b"{}", {}, 0.25, empty_ok=True)})
+            assert first[0].fault is not None and first[0].fault.kind == FaultKind.TIMEOUT
+            assert first[1].fault is None, first[1]
+            second = asker.ask({1: Call(quick_client, "POST", "/act", b"{}", {}, 1.0)})
+        finally:
+            slow_client.close()
+            quick_client.close()
+            watchdog.close()
+    assert second[1].fault is None and second[1].data == {"action": 1}
+    assert quick_client.tracker.connections == 1  # its connection was never cut, so never replaced
+
+
+def test_a_late_cut_for_a_finished_call_spares_the_seats_next_call() -> None:
+    late = RecordingWatchdog()
+    watchdog = Watchdog()
+    with bot_zoo.zoo_bot(_slow_after_first(0.3)) as bot:
+        client = BotClient(bot.url)
+        try:
+            first = client.call(late, "POST", "/act", b"{}", {}, 1.0)  # type: ignore[arg-type]
+            assert first.fault is None
+            stale_cut = late.targets[0]
+            timer = threading.Timer(0.1, stale_cut.abort)  # fires while the next call waits for its answer
+            timer.start()
+            second = client.call(watchdog, "POST", "/act", b"{}", {}, 2.0)
+            timer.join()
+        finally:
+            client.close()
+            watchdog.close()
+    assert second.fault is None, second.fault
+    assert second.latency_ms >= 290  # it did wait for the bot's answer, past the stale cut
+    assert client.tracker.connections == 1
+
+
+def test_a_cut_still_ends_its_own_call_at_the_deadline() -> None:
+    watchdog = Watchdog()
+    with bot_zoo.zoo_bot(_slow_after_first(3600)) as bot:
+        client = BotClient(bot.url)
+        try:
+            assert client.call(watchdog, "POST", "/act", b"{}", {}, 1.0).fault is None
+            t0 = time.perf_counter()
+            reply = client.call(watchdog, "POST", "/act", b"{}", {}, 0.2)
+            elapsed = time.perf_counter() - t0
+        finally:
+            client.close()
+            watchdog.close()
+    assert reply.fault is not None and reply.fault.kind == FaultKind.TIMEOUT
+    assert 0.2 <= elapsed < 0.3, elapsed
