@@ -148,7 +148,11 @@ class BotClient:
     # -- runs in a worker thread -------------------------------------------------------------------
     def _perform(self, method: str, path: str, body: bytes | None, headers: dict[str, str], deadline: float,
                  empty_ok: bool = False, cut: CallCut | None = None) -> Reply:
-        with self._busy:
+        # bounded: an earlier call of this seat given up on may still hold it (a bot dripping its answer)
+        waiting = time.perf_counter()
+        if not self._busy.acquire(timeout=max(deadline - waiting, 0.0)):
+            return timeout_fault(waiting)
+        try:
             t0 = time.perf_counter()
             try:
                 return self._exchange(method, path, body, headers, t0, deadline, empty_ok, cut)
@@ -156,6 +160,8 @@ class BotClient:
                 return unexpected_fault(exc, t0)
             finally:
                 self.tracker.finished()
+        finally:
+            self._busy.release()
 
     def _exchange(self, method: str, path: str, body: bytes | None, headers: dict[str, str], t0: float,
                   deadline: float, empty_ok: bool, cut: CallCut | None) -> Reply:

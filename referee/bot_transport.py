@@ -109,9 +109,8 @@ class ConnectionTracker:
         the tracker is shut."""
         with self._lock:
             self._active, self._owner = sock, owner
-            shut = self._shut
-        if shut:
-            _cut(sock)
+            if self._shut or (owner is not None and owner.aborted):
+                _cut(sock)  # a crossed fence, or a call already given up on: it writes nothing
 
     def finished(self) -> None:
         """The call is over: nothing is active until the next one starts, so a cut meant for this call
@@ -119,27 +118,28 @@ class ConnectionTracker:
         with self._lock:
             self._active, self._owner = None, None
 
+    # Each cut happens under the lock: a cut decided for one call and made a moment later (its thread paused
+    # between the two) could otherwise land on the seat's next call, which may reuse the same socket.
     def abort(self) -> None:
         """Shut down the active socket: a blocked read returns at once and the connection is dropped."""
         with self._lock:
-            sock = self._active
-        if sock is not None:
-            _cut(sock)
+            if self._active is not None:
+                _cut(self._active)
 
     def abort_call(self, owner: CallCut) -> None:
-        """``abort``, only while ``owner``'s call is the one running."""
+        """``abort``, only while ``owner``'s call is the one running; a call that has not started yet (still
+        resolving or connecting) is cut as it starts (``started``), before it writes a byte."""
         with self._lock:
-            sock = self._active if self._owner is owner else None
-        if sock is not None:
-            _cut(sock)
+            owner.aborted = True
+            if self._active is not None and self._owner is owner:
+                _cut(self._active)
 
     def shut(self) -> None:
         """``abort``, and every call from now on too, before it writes a byte (``referee.fence``)."""
         with self._lock:
             self._shut = True
-            sock = self._active
-        if sock is not None:
-            _cut(sock)
+            if self._active is not None:
+                _cut(self._active)
 
 
 class CallCut:
@@ -148,10 +148,11 @@ class CallCut:
     another seat's slow one held the batch) reset the seat's idle kept connection, or the seat's next
     call if the watchdog thread ran late: a ``connection_error`` on a turn of a bot that did no wrong."""
 
-    __slots__ = ("tracker",)
+    __slots__ = ("aborted", "tracker")
 
     def __init__(self, tracker: ConnectionTracker) -> None:
         self.tracker = tracker
+        self.aborted = False  # set for good by the cut: the call, if it starts later, is cut as it starts
 
     def abort(self) -> None:
         self.tracker.abort_call(self)
@@ -191,6 +192,7 @@ def guarded_socket(host: str, port: int, timeout_s: float, guard: AddressGuard |
     """A TCP connection to the first address ``host`` resolves to, after every address passed the guard.
     Raises ``UnsafeURL`` before any connection attempt, ``ResolveTimeout``, ``ResolveFailed`` or the
     connect's own ``OSError``."""
+    deadline = time.perf_counter() + timeout_s
     literal = _ip_literal(host) if resolver is resolve else None
     try:
         addresses = [literal] if literal else resolve_within(resolver, host, port, min(timeout_s, dns_timeout_s))
@@ -208,7 +210,9 @@ def guarded_socket(host: str, port: int, timeout_s: float, guard: AddressGuard |
                 if literal is not None:
                     raise
                 raise UnsafeURL(_named_refusal(str(exc), host, address)) from None
-    sock = connect_within(addresses[0], port, timeout_s)
+    # what the resolution left of the call's time: given the whole budget again, a connect after a slow
+    # resolution (its first SYN dropped, retried a second later) came through past the call's deadline
+    sock = connect_within(addresses[0], port, max(deadline - time.perf_counter(), 0.001))
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return sock
 

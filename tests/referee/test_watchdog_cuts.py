@@ -11,8 +11,11 @@ import socket
 import threading
 import time
 
+import pytest
+
 from referee.asker import Asker
 from referee.bot_client import BotClient, Call
+from referee.bot_transport import CallCut, ConnectionTracker, guarded_socket
 from referee.call_pool import CallPool
 from referee.faults import FaultKind
 from referee.watchdog import Watchdog
@@ -107,3 +110,70 @@ def test_a_cut_still_ends_its_own_call_at_the_deadline() -> None:
             watchdog.close()
     assert reply.fault is not None and reply.fault.kind == FaultKind.TIMEOUT
     assert 0.2 <= elapsed < 0.3, elapsed
+
+
+def test_a_call_cut_before_it_started_is_cut_as_it_starts() -> None:
+    """A cut that comes while its call still resolves or connects: the call, when it does start, writes
+    nothing (it was given up on). Regression: such a call wrote its request after its deadline and read a
+    dripping answer on, holding the seat (a helper's review)."""
+    tracker = ConnectionTracker()
+    cut = CallCut(tracker)
+    cut.abort()  # nothing active yet
+    ours, theirs = socket.socketpair()
+    try:
+        tracker.started(ours, cut)
+        with pytest.raises(OSError):
+            ours.sendall(b"POST /act HTTP/1.1\r\n\r\n")
+        theirs.settimeout(1.0)
+        assert theirs.recv(100) == b""  # nothing reached the bot
+    finally:
+        ours.close()
+        theirs.close()
+
+
+def test_a_connect_after_a_slow_resolution_has_only_what_is_left_of_the_budget() -> None:
+    """The resolution took 0.3 s of a 0.5 s budget; the bot's listener drops the first SYN (its accept queue
+    is full, the retry comes a second later): the connect gives up at the call's deadline, not 0.5 s after
+    the resolution."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    filler = socket.create_connection(("127.0.0.1", port))  # the queue's one place, taken
+
+    def slow(host: str, p: int) -> list[str]:
+        time.sleep(0.3)
+        return ["127.0.0.1"]
+
+    try:
+        t0 = time.perf_counter()
+        with pytest.raises(OSError):
+            guarded_socket("slow.bot.test", port, 0.5, None, slow, 2.0)
+        elapsed = time.perf_counter() - t0
+    finally:
+        filler.close()
+        listener.close()
+    assert 0.45 <= elapsed < 0.65, elapsed
+
+
+def test_a_seat_held_by_a_call_given_up_on_answers_its_next_call_by_its_deadline() -> None:
+    watchdog = Watchdog()
+    client = BotClient("http://127.0.0.1:9")  # never reached: the seat is held
+    assert client.hold()  # an earlier call, given up on, still holds the seat
+    replies: list = []
+    caller = threading.Thread(target=lambda: replies.append(client.call(watchdog, "POST", "/act", b"{}", {}, 0.2)),
+                              daemon=True)  # (waited for with a bound: unbounded, the wait would hang the suite)
+    try:
+        t0 = time.perf_counter()
+        caller.start()
+        caller.join(2.0)
+        elapsed = time.perf_counter() - t0
+    finally:
+        client.unhold()
+        caller.join(2.0)
+        client.close()
+        watchdog.close()
+    assert elapsed < 0.3, elapsed
+    reply = replies[0]
+    assert reply.fault is not None and reply.fault.kind == FaultKind.TIMEOUT
+    assert reply.latency_ms >= 190
