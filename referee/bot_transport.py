@@ -6,8 +6,8 @@ connection layer guarantees:
 
 - **A hard deadline.** Socket timeouts apply to each read, so a bot that drips one byte at a time
   never trips them. Every connection registers itself with its client's ``ConnectionTracker`` when a
-  request starts; when the deadline passes, the referee calls ``tracker.abort()``, which shuts the
-  socket down and unblocks the reading thread at once.
+  request starts; when the deadline passes, the watchdog fires the call's own ``CallCut``, which shuts the
+  socket down and unblocks the reading thread at once (that call's, never the seat's next one).
 - **The URL guard at connect time.** The host is resolved once, every address is checked by the
   guard, and the connection goes to the checked address itself, so a DNS answer that changes between
   check and connect (rebinding) cannot reach a refused address. A refusal happens before any
