@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 import threading
 import time
 from typing import Protocol
+
+log = logging.getLogger("referee.watchdog")
 
 
 class Abortable(Protocol):
@@ -47,16 +50,27 @@ class Watchdog:
             self._cond.notify()
 
     def _run(self) -> None:
-        with self._cond:
-            while not self._closed:
+        while True:
+            due: list[Abortable] = []
+            with self._cond:
+                if self._closed:
+                    return
                 now = time.perf_counter()
                 while self._heap and (self._heap[0][2][0] is None or self._heap[0][0] <= now):
                     _deadline, _id, entry = heapq.heappop(self._heap)
-                    target = entry[0]
-                    if target is not None:
-                        target.abort()
-                timeout = self._heap[0][0] - now if self._heap else None
-                self._cond.wait(timeout)
+                    if entry[0] is not None:
+                        due.append(entry[0])
+                if not due:
+                    self._cond.wait(self._heap[0][0] - now if self._heap else None)
+                    continue
+            # Cut with no lock of the watchdog's held: a target's abort takes its own lock, and its owner may
+            # hold that lock while it arms (``Fence.move`` during a lease renewal). Cut under the condition,
+            # the two waited for each other for good, and no call of any match of the worker was cut again.
+            for target in due:
+                try:
+                    target.abort()
+                except Exception:  # the one thread that enforces every deadline must outlive any target
+                    log.exception("a watchdog cut failed")
 
 
 _shared: Watchdog | None = None
