@@ -148,10 +148,10 @@ class BotClient:
     # -- runs in a worker thread -------------------------------------------------------------------
     def _perform(self, method: str, path: str, body: bytes | None, headers: dict[str, str], deadline: float,
                  empty_ok: bool = False, cut: CallCut | None = None) -> Reply:
-        # bounded: an earlier call of this seat given up on may still hold it (a bot dripping its answer)
+        # bounded: an earlier call of this seat, given up on, may not have let go of it yet
         waiting = time.perf_counter()
         if not self._busy.acquire(timeout=max(deadline - waiting, 0.0)):
-            return timeout_fault(waiting)
+            return held_fault(waiting)
         try:
             t0 = time.perf_counter()
             try:
@@ -246,6 +246,10 @@ def _fault(kind: FaultKind, message: str, t0: float, evidence: bytes | None = No
 # owner reads the same message for the same misbehaviour whichever path carried the call.
 def timeout_fault(t0: float) -> Reply:
     return _fault(FaultKind.TIMEOUT, "no complete answer before the deadline", t0)
+
+
+def held_fault(t0: float) -> Reply:
+    return _fault(FaultKind.TIMEOUT, "not sent: the bot's previous request, given up on, still held the connection", t0)
 
 
 def no_time_fault(t0: float) -> Reply:

@@ -6,8 +6,9 @@ connection layer guarantees:
 
 - **A hard deadline.** Socket timeouts apply to each read, so a bot that drips one byte at a time
   never trips them. Every connection registers itself with its client's ``ConnectionTracker`` when a
-  request starts; when the deadline passes, the watchdog fires the call's own ``CallCut``, which shuts the
-  socket down and unblocks the reading thread at once (that call's, never the seat's next one).
+  request starts; when the deadline passes, the call is cut: the watchdog fires the call's own ``CallCut``
+  (``referee.multiplex`` ends its calls by its own poll deadlines), which shuts the socket down and
+  unblocks the reading thread at once, and cuts that call only, never the seat's next one.
 - **The URL guard at connect time.** The host is resolved once, every address is checked by the
   guard, and the connection goes to the checked address itself, so a DNS answer that changes between
   check and connect (rebinding) cannot reach a refused address. A refusal happens before any
@@ -106,7 +107,7 @@ class ConnectionTracker:
 
     def started(self, sock: socket.socket, owner: CallCut | None = None) -> None:
         """``sock`` carries the call about to be written (``owner``: its watchdog handle); cut at once if
-        the tracker is shut."""
+        the tracker is shut or the call was given up on already."""
         with self._lock:
             self._active, self._owner = sock, owner
             if self._shut or (owner is not None and owner.aborted):
@@ -326,7 +327,7 @@ class BotConnection:
         sock = guarded_socket(self.host, self.port, timeout_s, self.guard, self.resolver, self.dns_timeout_s)
         if not self.tls:
             return sock
-        try:
+        try:  # (the handshake as a whole is bounded by the socket's timeout, what is left of the budget)
             if self._tls is None:
                 self._tls = ssl.create_default_context()
             return self._tls.wrap_socket(sock, server_hostname=self.host)

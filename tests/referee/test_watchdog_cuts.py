@@ -153,7 +153,7 @@ def test_a_connect_after_a_slow_resolution_has_only_what_is_left_of_the_budget()
     finally:
         filler.close()
         listener.close()
-    assert 0.45 <= elapsed < 0.65, elapsed
+    assert 0.45 <= elapsed < 0.75, elapsed  # (0.8 before: the resolution's 0.3 s, then the whole 0.5 s again)
 
 
 def test_a_seat_held_by_a_call_given_up_on_answers_its_next_call_by_its_deadline() -> None:
@@ -173,7 +173,52 @@ def test_a_seat_held_by_a_call_given_up_on_answers_its_next_call_by_its_deadline
         caller.join(2.0)
         client.close()
         watchdog.close()
-    assert elapsed < 0.3, elapsed
+    assert elapsed < 0.5, elapsed
     reply = replies[0]
     assert reply.fault is not None and reply.fault.kind == FaultKind.TIMEOUT
+    assert "not sent" in reply.fault.message
     assert reply.latency_ms >= 190
+
+
+def test_a_bot_dripping_its_tls_handshake_is_cut_at_the_deadline() -> None:
+    """The handshake reads from the bot before the request's socket is registered to be cut: a bot that
+    sends the start of a TLS record a byte at a time, each read within the socket's timeout, must still not
+    hold the call past its deadline (CPython's ``ssl`` bounds the whole handshake by the socket's timeout,
+    which is what the resolution left of the budget)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    stop = threading.Event()
+
+    def drip() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)  # the ClientHello
+            for byte in b"\x16\x03\x03\x40\x00" + b"\x02" * 64:  # a handshake record of 16 kB, never finished
+                if stop.wait(0.05):
+                    return
+                try:
+                    conn.sendall(bytes([byte]))
+                except OSError:
+                    return
+
+    threading.Thread(target=drip, daemon=True).start()
+    watchdog = Watchdog()
+    client = BotClient(f"https://127.0.0.1:{port}")
+    replies: list = []
+    caller = threading.Thread(target=lambda: replies.append(client.call(watchdog, "POST", "/act", b"{}", {}, 0.3)),
+                              daemon=True)
+    try:
+        t0 = time.perf_counter()
+        caller.start()
+        caller.join(2.0)  # (bounded: unbounded, it would run as long as the bot dripped)
+        elapsed = time.perf_counter() - t0
+    finally:
+        stop.set()
+        caller.join(5.0)
+        client.close()
+        watchdog.close()
+        listener.close()
+    assert elapsed < 0.6, elapsed
+    assert replies[0].fault is not None and replies[0].fault.kind == FaultKind.TIMEOUT
