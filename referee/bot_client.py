@@ -248,8 +248,11 @@ def timeout_fault(t0: float) -> Reply:
     return _fault(FaultKind.TIMEOUT, "no complete answer before the deadline", t0)
 
 
+HELD = "not sent: the bot's previous request, given up on, still held the connection"
+
+
 def held_fault(t0: float) -> Reply:
-    return _fault(FaultKind.TIMEOUT, "not sent: the bot's previous request, given up on, still held the connection", t0)
+    return _fault(FaultKind.TIMEOUT, HELD, t0)
 
 
 def no_time_fault(t0: float) -> Reply:

@@ -324,10 +324,14 @@ class BotConnection:
         self._tls: ssl.SSLContext | None = None
 
     def _connect(self, timeout_s: float) -> socket.socket:
+        deadline = time.perf_counter() + timeout_s
         sock = guarded_socket(self.host, self.port, timeout_s, self.guard, self.resolver, self.dns_timeout_s)
         if not self.tls:
             return sock
-        try:  # (the handshake as a whole is bounded by the socket's timeout, what is left of the budget)
+        try:
+            # CPython bounds the whole handshake by the socket's timeout: what the resolution and the connect
+            # left of the budget (the connect's own, kept, would let a dripped handshake run past the deadline)
+            sock.settimeout(max(deadline - time.perf_counter(), 0.001))
             if self._tls is None:
                 self._tls = ssl.create_default_context()
             return self._tls.wrap_socket(sock, server_hostname=self.host)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from referee.bot_client import Reply
+from referee.bot_client import HELD, Reply
 from referee.faults import FaultKind
 
 
@@ -174,6 +174,8 @@ def fault_detail(reply: Reply) -> str:
     if fault.kind == FaultKind.CONNECTION:
         return f"{fault.kind}: {connection_words(fault.message)}"
     status = f" (HTTP {reply.status})" if reply.status is not None else ""
+    if fault.kind == FaultKind.TIMEOUT and fault.message == HELD:
+        return f"{fault.kind} after {fault.latency_ms:.0f} ms: {HELD}"
     if fault.kind == FaultKind.TIMEOUT:
         return f"{fault.kind} after {fault.latency_ms:.0f} ms: no complete answer within the time limit"
     if fault.kind == FaultKind.HTTP_STATUS and reply.status in (401, 403):

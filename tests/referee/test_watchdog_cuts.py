@@ -14,9 +14,10 @@ import time
 import pytest
 
 from referee.asker import Asker
-from referee.bot_client import BotClient, Call
+from referee.bot_client import BotClient, Call, held_fault, timeout_fault
 from referee.bot_transport import CallCut, ConnectionTracker, guarded_socket
 from referee.call_pool import CallPool
+from referee.check_report import fault_detail
 from referee.faults import FaultKind
 from referee.watchdog import Watchdog
 from tests import bot_zoo
@@ -222,3 +223,10 @@ def test_a_bot_dripping_its_tls_handshake_is_cut_at_the_deadline() -> None:
         listener.close()
     assert elapsed < 0.6, elapsed
     assert replies[0].fault is not None and replies[0].fault.kind == FaultKind.TIMEOUT
+
+
+def test_a_held_seat_is_told_as_such_in_a_health_report() -> None:
+    """Not "no complete answer within the time limit", which tells the bot's author to answer faster."""
+    detail = fault_detail(held_fault(time.perf_counter() - 0.2))
+    assert detail.startswith("timeout after 20") and " ms: not sent: " in detail, detail
+    assert fault_detail(timeout_fault(time.perf_counter())).endswith("no complete answer within the time limit")
