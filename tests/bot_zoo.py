@@ -73,6 +73,19 @@ def late(delay_s: float) -> Behaviour:
     return handler
 
 
+def slow_after_first(delay_s: float) -> Behaviour:
+    """Answers the first request on each connection at once, every later one after ``delay_s``."""
+    answered: set[int] = set()
+
+    def handler(req: Request, sock: socket.socket) -> None:
+        if id(sock) in answered:
+            time.sleep(delay_s)
+        answered.add(id(sock))
+        ok(sock, {"action": 1})
+
+    return handler
+
+
 def drip(every_s: float = 0.05) -> Behaviour:
     """A valid answer, one byte at a time."""
 

@@ -19,24 +19,11 @@ def _ask(asker: Asker, clients: list[BotClient], budget_s: float) -> dict:
     return asker.ask({i: Call(c, "POST", "/act", b"{}", {}, budget_s) for i, c in enumerate(clients)})
 
 
-def _silent_after_first() -> bot_zoo.Behaviour:
-    """Answers the first request on each connection, then never again."""
-    answered: set[int] = set()
-
-    def handler(req: bot_zoo.Request, sock: socket.socket) -> None:
-        if id(sock) in answered:
-            time.sleep(3600)
-        answered.add(id(sock))
-        bot_zoo.ok(sock, {"action": 1})
-
-    return handler
-
-
 def test_a_silent_seat_delays_nobody_and_is_cut_at_its_deadline() -> None:
     watchdog = Watchdog()
     asker = Asker(CallPool(), watchdog)
     with bot_zoo.zoo_bot(lambda req, sock: bot_zoo.ok(sock, {"action": 1})) as fast, \
-            bot_zoo.zoo_bot(_silent_after_first()) as silent:
+            bot_zoo.zoo_bot(bot_zoo.slow_after_first(3600)) as silent:
         clients = [BotClient(fast.url), BotClient(silent.url)]
         try:
             first = _ask(asker, clients, 2.0)  # new connections: the threaded path

@@ -14,6 +14,20 @@ from referee.fence import Fence
 from referee.watchdog import Watchdog
 
 
+def _wait_until(done, seconds: float) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.perf_counter() + seconds
+    while not done() and time.perf_counter() < deadline:
+        time.sleep(0.01)
+
+
+def _armed_and_waited_for(watchdog: Watchdog) -> Recorder:
+    """A target armed 50 ms ahead, waited for (2 s at most): whether the watchdog still cuts."""
+    later = Recorder()
+    watchdog.arm(time.perf_counter() + 0.05, later)
+    _wait_until(lambda: later.at, 2.0)
+    return later
+
+
 class Recorder:
     def __init__(self) -> None:
         self.at: list[float] = []
@@ -51,14 +65,8 @@ def test_a_cut_may_wait_on_a_thread_that_arms_the_watchdog() -> None:
 
     try:
         watchdog.arm(time.perf_counter() + 0.05, WaitsForAnArm())
-        deadline = time.perf_counter() + 3.0
-        while not unblocked and time.perf_counter() < deadline:
-            time.sleep(0.01)
-        later = Recorder()
-        watchdog.arm(time.perf_counter() + 0.05, later)
-        deadline = time.perf_counter() + 2.0
-        while not later.at and time.perf_counter() < deadline:
-            time.sleep(0.01)
+        _wait_until(lambda: unblocked, 3.0)
+        later = _armed_and_waited_for(watchdog)
     finally:
         watchdog.close()
     assert unblocked == [True]
@@ -81,11 +89,7 @@ def test_a_fence_moved_while_the_watchdog_crosses_it_stops_neither() -> None:
     try:
         # (asked first: deadlocked, any call on the watchdog from this thread would hang the suite)
         assert mover_done.wait(3.0), "the renewal and the watchdog wait for each other"
-        later = Recorder()
-        watchdog.arm(time.perf_counter() + 0.05, later)
-        deadline = time.perf_counter() + 2.0
-        while not later.at and time.perf_counter() < deadline:
-            time.sleep(0.01)
+        later = _armed_and_waited_for(watchdog)
     finally:
         if mover_done.is_set():
             watchdog.close()

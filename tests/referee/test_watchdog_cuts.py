@@ -27,19 +27,6 @@ def _quick(req: bot_zoo.Request, sock: socket.socket) -> None:
     bot_zoo.ok(sock, {"action": 1})
 
 
-def _slow_after_first(delay_s: float) -> bot_zoo.Behaviour:
-    """Answers the first request on each connection at once, every later one after ``delay_s``."""
-    answered: set[int] = set()
-
-    def handler(req: bot_zoo.Request, sock: socket.socket) -> None:
-        if id(sock) in answered:
-            time.sleep(delay_s)
-        answered.add(id(sock))
-        bot_zoo.ok(sock, {"action": 1})
-
-    return handler
-
-
 class RecordingWatchdog:
     """Arms nothing: keeps each target, for the test to fire when it likes (a watchdog thread running late)."""
 
@@ -79,7 +66,7 @@ def test_a_finished_calls_deadline_leaves_its_kept_connection_alone() -> None:
 def test_a_late_cut_for_a_finished_call_spares_the_seats_next_call() -> None:
     late = RecordingWatchdog()
     watchdog = Watchdog()
-    with bot_zoo.zoo_bot(_slow_after_first(0.3)) as bot:
+    with bot_zoo.zoo_bot(bot_zoo.slow_after_first(0.3)) as bot:
         client = BotClient(bot.url)
         try:
             first = client.call(late, "POST", "/act", b"{}", {}, 1.0)  # type: ignore[arg-type]
@@ -99,7 +86,7 @@ def test_a_late_cut_for_a_finished_call_spares_the_seats_next_call() -> None:
 
 def test_a_cut_still_ends_its_own_call_at_the_deadline() -> None:
     watchdog = Watchdog()
-    with bot_zoo.zoo_bot(_slow_after_first(3600)) as bot:
+    with bot_zoo.zoo_bot(bot_zoo.slow_after_first(3600)) as bot:
         client = BotClient(bot.url)
         try:
             assert client.call(watchdog, "POST", "/act", b"{}", {}, 1.0).fault is None
