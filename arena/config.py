@@ -46,7 +46,7 @@ class Settings:
     reconcile_interval_s: int = 15
     refit_delay_s: int = 2  # a leaderboard is refitted at most this often while matches keep finishing
     job_timeout_s: int = 3600
-    matches_per_job: int = 8  # a tournament's matches go to the workers in jobs of up to this many (1: one each)
+    matches_per_job: int = 16  # a tournament's matches go to the workers in jobs of up to this many (1: one each)
     db_timeout_s: int = 5  # PostgreSQL: connecting, and unacknowledged writes on a connection, fail after this
     health_check: bool = True
     rate_limits: bool = True

@@ -1,6 +1,6 @@
 """Throughput of the queue path: per-match overhead, worker scaling, a worker's memory over many matches.
 
-    python -m bench.throughput overhead [--matches 200] [--stored 0 100000] [--postgres URL] [--per-job 8]
+    python -m bench.throughput overhead [--matches 200] [--stored 0 100000] [--postgres URL] [--per-job 16]
     python -m bench.throughput scaling  [--matches 480] [--delay-ms 20] [--workers 1 4] [--postgres URL]
     python -m bench.throughput memory   [--matches 10000] [--postgres URL]
     python -m bench.throughput rq       [--jobs 300]
@@ -39,7 +39,7 @@ from rq.registry import FinishedJobRegistry
 from sqlalchemy import insert, select, text
 
 from arena.composition import Context
-from arena.config import load_settings
+from arena.config import Settings, load_settings
 from arena.runtime.queue import REFIT_FUNCTION, MatchQueue, connect
 from arena.services import tournaments
 from arena.services.leaderboards import refit
@@ -54,7 +54,7 @@ GAME = "piranha-pedro"
 
 
 @contextmanager
-def arena(postgres: str | None, matches_per_job: int = 8):
+def arena(postgres: str | None, matches_per_job: int = Settings.matches_per_job):
     """A fresh database (SQLite file, or a PostgreSQL schema of its own), a Redis of its own; a tournament's
     matches go to the workers in jobs of up to ``matches_per_job`` (``ARENA_MATCHES_PER_JOB``)."""
     workdir = Path(tempfile.mkdtemp(prefix="arena-bench-"))
@@ -424,7 +424,8 @@ def main(argv: list[str] | None = None) -> int:
     o = sub.add_parser("overhead")
     o.add_argument("--matches", type=int, default=200)
     o.add_argument("--stored", type=int, nargs="+", default=[0, 100000])
-    o.add_argument("--per-job", type=int, default=8, help="matches per RQ job (ARENA_MATCHES_PER_JOB; 1: one each)")
+    o.add_argument("--per-job", type=int, default=Settings.matches_per_job,
+                   help="matches per RQ job (ARENA_MATCHES_PER_JOB, default 16; 1: one each)")
     s = sub.add_parser("scaling")
     s.add_argument("--matches", type=int, default=480)  # long enough that the last refit (ARENA_REFIT_DELAY_S) is small
     s.add_argument("--delay-ms", type=float, default=20)

@@ -2,7 +2,7 @@
 in batches of ``--batch`` (``run_matches_job``, as a tournament's are queued; 1: ``run_match_job`` each).
 
     python -m bench.worker_loop [--cycles 10] [--stored 0] [--postgres URL] [--profile out.txt]
-                                [--game piranha-pedro --seats 2] [--batch 8]
+                                [--game piranha-pedro --seats 2] [--batch 16]
 
 Four instant bots (``tests.bot_zoo.polite``) in a process of their own, so that this process does only
 what a worker does per match: claim, play, record (publication, live Elo, outcome store, standings,
@@ -33,6 +33,7 @@ from pathlib import Path
 from sqlalchemy import event, select
 
 import arena.services.matches as matches_service
+from arena.config import Settings
 from arena.runtime import jobs
 from arena.runtime.live_bus import LiveBus
 from arena.services import live_feed
@@ -64,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--postgres", default=None, help="a PostgreSQL URL (default: a SQLite file)")
     parser.add_argument("--game", default=GAME)
     parser.add_argument("--seats", type=int, default=2)
-    parser.add_argument("--batch", type=int, default=8, help="matches per job (ARENA_MATCHES_PER_JOB's default)")
+    parser.add_argument("--batch", type=int, default=Settings.matches_per_job,
+                        help="matches per job (ARENA_MATCHES_PER_JOB's default, 16)")
     parser.add_argument("--trace", action="store_true", help="print each SQL statement of the first timed match")
     parser.add_argument("--statement-times", action="store_true",
                         help="the wall time per statement (from the cursor's execute to its return), by statement")
@@ -201,21 +203,36 @@ def run(args: argparse.Namespace, context, servers: list) -> None:  # type: igno
 
 def _time_statements(context) -> dict[str, list[float]]:  # type: ignore[no-untyped-def]
     """Per statement (its first words), how many ran and their wall time in the driver's execute; the start
-    is kept on the connection (each thread has its own), so the lease renewals' statements pair up right."""
+    is kept on the connection (each thread has its own), so the lease renewals' statements pair up right.
+    Statements sent together (``read_together``) are timed as one, from the first one's send to their answers."""
     timed: dict[str, list[float]] = {}
 
-    def before(conn, *_rest) -> None:  # type: ignore[no-untyped-def]
-        conn.info["bench_began"] = time.perf_counter()
+    def before(conn, _cur, sql, *_rest) -> None:  # type: ignore[no-untyped-def]
+        _opened(conn, "bench_began", sql, time.perf_counter)
 
-    def after(conn, _cur, sql, *_rest) -> None:  # type: ignore[no-untyped-def]
-        words = " ".join(sql.split()[:6])[:90]
-        entry = timed.setdefault(words, [0, 0.0])
-        entry[0] += 1
-        entry[1] += time.perf_counter() - conn.info.pop("bench_began")
+    def after(conn, *_rest) -> None:  # type: ignore[no-untyped-def]
+        closed = conn.info.pop("bench_began", None)
+        if closed is not None:  # (None: a later statement of a group timed already)
+            entry = timed.setdefault(closed[0], [0, 0.0])
+            entry[0] += 1
+            entry[1] += time.perf_counter() - closed[1]
 
     event.listen(context.db.engine, "before_cursor_execute", before)
     event.listen(context.db.engine, "after_cursor_execute", after)
     return timed
+
+
+def _opened(conn, key: str, sql: str, start) -> None:  # type: ignore[no-untyped-def]
+    """Before a statement: what it is and ``start()``, kept on the connection under ``key`` until its after.
+    Statements sent together (``read_together``) hear every before first, then every after: one entry for the
+    group, named after all of them, counted once."""
+    words = " ".join(sql.split()[:6])[:90]
+    group = conn.info.get(key)
+    if group is None:
+        conn.info[key] = [words, start(), [words]]
+    else:
+        group[2].append(words)
+        group[0] = "together: " + " + ".join(" ".join(each.split()[:2]) for each in group[2])
 
 
 def _on_cpu_ns(pid: int) -> int:
@@ -249,20 +266,22 @@ class ServerCpu:
 
         children = set(self._all())
 
-        def before(conn, *_rest) -> None:  # type: ignore[no-untyped-def]
+        def before(conn, _cur, sql, *_rest) -> None:  # type: ignore[no-untyped-def]
             pid = conn.connection.driver_connection.info.backend_pid
             if pid not in children:  # (a new backend since: it must be this server's)
                 children.update(self._all())
                 if pid not in children:
                     raise SystemExit(f"--server-cpu: backend {pid} is not a child of postgres {self.postmaster} "
                                      "on this host (another server, or one in a container?)")
-            conn.info["bench_backend"] = (pid, _on_cpu_ns(pid))
+            _opened(conn, "bench_backend", sql, lambda: (pid, _on_cpu_ns(pid)))
 
-        def after(conn, _cur, sql, *_rest) -> None:  # type: ignore[no-untyped-def]
-            pid, began = conn.info.pop("bench_backend")
-            entry = self.by_statement.setdefault(" ".join(sql.split()[:6])[:90], [0, 0.0])
-            entry[0] += 1
-            entry[1] += (_on_cpu_ns(pid) - began) / 1e9
+        def after(conn, *_rest) -> None:  # type: ignore[no-untyped-def]
+            closed = conn.info.pop("bench_backend", None)
+            if closed is not None:  # (None: a later statement of a group counted already)
+                (pid, began) = closed[1]
+                entry = self.by_statement.setdefault(closed[0], [0, 0.0])
+                entry[0] += 1
+                entry[1] += (_on_cpu_ns(pid) - began) / 1e9
 
         event.listen(engine, "before_cursor_execute", before)
         event.listen(engine, "after_cursor_execute", after)
@@ -371,6 +390,7 @@ def _phases(context) -> callgrind_phases.Phases:  # type: ignore[no-untyped-def]
         (ms, "redact_replay", "store: redact"), (ms, "compress", "store: compress"),
         (ms, "close_deal", "close_deal (rest)"), (ms, "settle_deal", "close_deal (rest)"),
         (publication, "lock_board", "close_deal: lock_board"), (publication, "_deal_rows", "close_deal: deal read"),
+        (ms, "read_together", "store: seal, claim ahead, deal read"),
         (publication, "recall", "close_deal: twin replay"), (publication, "void_reason", "close_deal: void_reason"),
         (publication, "publish_many", "publish (rest)"),
         (recorders.Published, "load_many", "publish: Published.load"),

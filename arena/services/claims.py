@@ -15,13 +15,13 @@ match running when a tournament is cancelled.
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import Connection, Row, and_, bindparam, or_, select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.expression import Executable
 
 from arena.services import live_feed
 from arena.storage.db import Database, core
@@ -99,11 +99,11 @@ class ClaimAhead:
 
     match_id: int
     lease_s: int
-    row: Row[Any] | None = None
+    row: Any = None  # the claim's row (``CLAIMED``), once made; None: none
     claimed_at: float = 0.0  # (``time.perf_counter`` before the claim: its lease ends no earlier than this + lease)
     worker: str = ""
 
-    def take(self, match_id: int) -> tuple[Row[Any], float] | None:
+    def take(self, match_id: int) -> tuple[Any, float] | None:
         """The claim and when it was made, if it is of ``match_id``; afterwards it is no longer held here."""
         if self.row is None or self.match_id != match_id:
             return None
@@ -111,16 +111,17 @@ class ClaimAhead:
         return row, self.claimed_at
 
 
-def claim_ahead(connection: Connection, ahead: ClaimAhead, worker: str) -> tuple[Row[Any] | None, float]:
-    """``claim`` of ``ahead``'s match in the caller's transaction (a record holding its locks: a row locked
-    elsewhere is skipped, not waited for); returns the claim (None: not claimed) and when it was made. The
-    caller sets them on ``ahead`` once its transaction committed (``taken``)."""
-    at = time.perf_counter()
-    return connection.execute(_CLAIM_AHEAD, _params(ahead.match_id, worker, ahead.lease_s)).first(), at
+def claim_ahead(ahead: ClaimAhead, worker: str) -> tuple[Executable, dict[str, Any]]:
+    """``claim`` of ``ahead``'s match, as the statement and parameters the caller runs in its transaction (a
+    record holding its locks: a row locked elsewhere is skipped, not waited for; the record sends it with its
+    other statements, ``read_together``). Its row (None: not claimed) is set on ``ahead`` once the caller's
+    transaction committed (``taken``)."""
+    return _CLAIM_AHEAD, _params(ahead.match_id, worker, ahead.lease_s)
 
 
-def taken(ahead: ClaimAhead, worker: str, row: Row[Any] | None, at: float) -> None:
-    """What ``claim_ahead`` made, once the transaction it ran in committed (before that it is no claim)."""
+def taken(ahead: ClaimAhead, worker: str, row: Any, at: float) -> None:
+    """What ``claim_ahead`` made, once the transaction it ran in committed (before that it is no claim); ``at``:
+    ``time.perf_counter()`` before it was sent."""
     ahead.row, ahead.claimed_at, ahead.worker = row, at, worker
 
 

@@ -28,10 +28,11 @@ from arena.services.bots import address_guard
 from arena.services.claims import ClaimAhead, claim, claim_ahead, claimed_deal, seat_specs, taken
 from arena.services.leaderboards import board_lock_column, board_locked, refit
 from arena.services.lease_renewals import RENEWALS
-from arena.services.publication import DEAL_COLUMNS, close_deal, settle_deal
+from arena.services.publication import DEAL_COLUMNS, close_deal, deal_query, settle_deal
 from arena.services.redaction import redact_replay
 from arena.storage.db import Database, core
 from arena.storage.models import Bot, Match, MatchSeat, MatchStatus, TournamentStatus, utcnow
+from arena.storage.read_together import read_together
 from arena.storage.replays import compress, remember
 from referee.errors import RulesError
 from referee.fence import Fence, FenceCrossed
@@ -114,7 +115,7 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
         raise
     recorded, published, deal = _once_more_if_lost(lambda: store(
         db, match_id, replay, claim=(worker, attempt), urls=[bot.url for bot in bots], read_deal=live is not None,
-        bots=[bot.bot_id for bot in bots], ahead=ahead))
+        bots=[bot.bot_id for bot in bots], ahead=ahead, known=claimed))
     live_feed.announce_deal(live, deal)
     log.info("match played" if recorded else "match recorded or claimed by another worker meanwhile",
              extra={"match_id": match_id, "game": game, "worker": worker})  # no result: it may be sealed
@@ -270,43 +271,51 @@ def record(db: Database, match_id: int, replay: dict[str, Any], claim: tuple[str
 
 def store(db: Database, match_id: int, replay: dict[str, Any], claim: tuple[str, int] | None = None,
           urls: list[str] | None = None, read_deal: bool = False, bots: list[int] | None = None,
-          ahead: ClaimAhead | None = None) -> tuple[bool, bool, live_feed.Deal | None]:
+          ahead: ClaimAhead | None = None, known: Any = None) -> tuple[bool, bool, live_feed.Deal | None]:
     """``record``, answering whether it recorded the match, whether it published it now and, with
     ``read_deal``, its deal's statuses as they are once recorded (for ``live_feed.announce_deal``, so a
     worker announces from this transaction, not one more). ``urls`` and ``bots``: the seats' bot URLs (to
     redact from the replay) and ids, in seat order, when the caller has them already. ``ahead``: the next match
-    of the batch, claimed for ``claim``'s worker in the same transaction (``claims.claim_ahead``), last."""
+    of the batch, claimed for ``claim``'s worker in the same transaction (``claims.claim_ahead``). ``known``: the
+    match's ``DEAL_COLUMNS`` (a claim's row has them), so that its deal is read with the seal.
+
+    The seal, the claim ahead and the deal's read go together (``read_together``: on PostgreSQL one round trip
+    for the three and the transaction's BEGIN), in that order: the claim reads this match sealed, and the deal is
+    read under the board's lock the seal took (its twins' records wait for it: no write skew)."""
     with db.session() as session:
         if urls is None:
             urls = list(session.scalars(select(Bot.url).join(MatchSeat, MatchSeat.bot_id == Bot.id)
                                         .where(MatchSeat.match_id == match_id).order_by(MatchSeat.seat)))
         redact_replay(replay, urls)
         blob = compress(replay)
+        fresh = {match_id: replay}
         values = {"match_id": match_id, "result": replay["result"], "finished_at": utcnow(),
                   "steps": len(replay["steps"]), "replay_gz": blob}
         connection = core(session)
         locking = connection.dialect.name == "postgresql"
-        if claim is None:
-            row = connection.execute(_SEAL[locking], values).first()
-        else:
-            row = connection.execute(_SEAL_CLAIMED[locking],
-                                     {**values, "b_worker": claim[0], "b_attempt": claim[1]}).first()
+        statements = [(_SEAL[locking], values) if claim is None else
+                      (_SEAL_CLAIMED[locking], {**values, "b_worker": claim[0], "b_attempt": claim[1]})]
+        if ahead is not None and claim is not None:
+            statements.append(claim_ahead(ahead, claim[0]))
+        if known is not None:
+            statements.append(deal_query(locking, match_id, known, fresh))
+        claimed_at = time.perf_counter()  # (before the claim ahead: its lease ends no earlier than this + lease)
+        answers = read_together(connection, statements)
+        row = answers[0][0] if answers[0] else None
         if row is None:
             session.rollback()
             return False, False, None
         if locking:
             board_locked(session, row.game, row.num_players)
-        settled = settle_deal(session, match_id, {match_id: replay}, known=row,
-                              bots=None if bots is None else {match_id: bots})
+        settled = settle_deal(session, match_id, fresh, known=row, bots=None if bots is None else {match_id: bots},
+                              read=answers[-1] if known is not None else None)
         if match_id not in settled.published:  # sealed: its twin's publication may come here (``replays.recall``)
             remember(match_id, blob, replay)
         if row.tournament_id is not None and not settled.any_in((MatchStatus.QUEUED, MatchStatus.RUNNING)):
             # (a twin still open: not done; the count was read with the deal, under the board's lock)
             tournaments.finish_tournament_if_done(session, row.tournament_id, settled.tournament_open)
-        if ahead is not None and claim is not None:  # (after the seal: its claim reads this match sealed)
-            next_claim = claim_ahead(connection, ahead, claim[0])
     if ahead is not None and claim is not None:  # (committed)
-        taken(ahead, claim[0], *next_claim)
+        taken(ahead, claim[0], answers[1][0] if answers[1] else None, claimed_at)
     deal = live_feed.Deal(match_id, row.tournament_id, row.ladder_id, settled.statuses) if read_deal else None
     return True, match_id in settled.published, deal
 

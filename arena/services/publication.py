@@ -69,20 +69,20 @@ class Settled:
 
 
 def settle_deal(session: Session, match_id: int, fresh: dict[int, dict[str, Any]] | None = None,
-                known: DealRow | None = None, bots: dict[int, list[int]] | None = None) -> Settled:
+                known: DealRow | None = None, bots: dict[int, list[int]] | None = None,
+                read: list[Any] | None = None) -> Settled:
     """``close_deal``, also telling the deal's statuses after it (read once, for the live feed) and, for a
     tournament's deal, how many of the tournament's matches are still open (read in the same statement, for
     its end). ``bots``: the seats' bot ids, in seat order, of matches whose caller has them (the others' are
-    read with the deal)."""
+    read with the deal). ``read``: the rows of ``deal_query``, when the caller read them already, under the
+    board's lock, in this transaction (a worker's record reads them with its other statements)."""
     row = known or session.execute(select(*DEAL_COLUMNS).where(Match.id == match_id)).first()
     if row is None:
         return Settled([], [])
     lock_board(session, row.game, row.num_players)
     fresh = fresh or {}
     postgres = core(session).dialect.name == "postgresql"
-    board = {"game": row.game, "players": row.num_players} if postgres else {}
-    rows = _deal_rows(session, _DEAL_REPLAYS_LIVE if postgres else _DEAL_REPLAYS, match_id, row.tournament_id,
-                      row.ladder_id, row.seed, fresh, board)
+    rows = read if read is not None else list(core(session).execute(*deal_query(postgres, match_id, row, fresh)))
     statuses = [(other, status) for other, status, *_rest in rows]
     tournament_open = rows[0].tournament_open if rows and row.tournament_id is not None else None
     if any(status in OPEN for _id, status in statuses):
@@ -178,18 +178,26 @@ _DEAL_REPLAYS_LIVE = {kind: statement.add_columns(case((_SEALED_ROW, _SEATS_LIVE
                       for kind, statement in _DEAL_REPLAYS.items()}
 
 
-def _deal_rows(session: Session, statements: dict[str, Any], match_id: int, tournament_id: int | None,
-               ladder_id: int | None, seed: int, given: dict[int, Any] | None = None,
-               more: dict[str, Any] | None = None) -> list[Any]:
+def deal_query(postgres: bool, match_id: int, known: DealRow, fresh: dict[int, Any]) -> tuple[Any, dict[str, Any]]:
+    """The statement (and its parameters) ``settle_deal`` reads the deal of ``match_id`` with: every match of the
+    deal, with the stored replay and seats of each sealed one (not the replay of the match in ``fresh``, held
+    by the caller) and, on PostgreSQL (``postgres``), their bots' live ratings. To be read under the board's lock.
+    ``known``: the match's ``DEAL_COLUMNS``."""
+    return _deal_statement(_DEAL_REPLAYS_LIVE if postgres else _DEAL_REPLAYS, match_id, known.tournament_id,
+                           known.ladder_id, known.seed, {"held": next(iter(fresh), -1),
+                                                         **({"game": known.game, "players": known.num_players}
+                                                            if postgres else {})})
+
+
+def _deal_statement(statements: dict[str, Any], match_id: int, tournament_id: int | None, ladder_id: int | None,
+                    seed: int, more: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
     if tournament_id is not None:
         kind, params = "tournament", {"owner": tournament_id, "seed": seed}
     elif ladder_id is not None:
         kind, params = "ladder", {"owner": ladder_id, "seed": seed}
     else:
         kind, params = "own", {"owner": match_id}
-    if given is not None:
-        params["held"] = next(iter(given), -1)
-    return list(core(session).execute(statements[kind], {**params, **(more or {})}))
+    return statements[kind], {**params, **(more or {})}
 
 
 def deal_of(match_id: int, tournament_id: int | None, ladder_id: int | None, seed: int) -> tuple[Any, ...]:
@@ -205,8 +213,8 @@ def deal_of(match_id: int, tournament_id: int | None, ladder_id: int | None, see
 def deal_statuses(session: Session, match_id: int, tournament_id: int | None, ladder_id: int | None,
                   seed: int) -> list[tuple[int, str]]:
     """(id, status) of every match of the deal (``deal_of``), in id order."""
-    return [(other, status) for other, status in
-            _deal_rows(session, _DEAL_STATUSES, match_id, tournament_id, ladder_id, seed)]
+    statement, params = _deal_statement(_DEAL_STATUSES, match_id, tournament_id, ladder_id, seed)
+    return [(other, status) for other, status in core(session).execute(statement, params)]
 
 
 def publish(session: Session, match_id: int, replay: dict[str, Any], stages: Stages = recorders.RATED,

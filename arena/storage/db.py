@@ -190,7 +190,7 @@ def core(session: Session) -> Connection:
 
 
 @contextmanager
-def pipelined(session: Session) -> Iterator[None]:
+def pipelined(session: Session | Connection) -> Iterator[None]:
     """Writes whose results nobody reads, sent without waiting for each one's answer: on PostgreSQL in
     psycopg's pipeline mode, one round trip for all of them where each took one (a deal's publication:
     four statements of three recorders, every other match on a worker); elsewhere they run as they come.
@@ -202,11 +202,11 @@ def pipelined(session: Session) -> Iterator[None]:
     connection invalidated if it was lost or could not leave pipeline mode); either way its transaction is
     aborted. Without pipeline support in the driver's libpq (older than 14) the block runs as it comes. Inside
     another block, one of its own adds nothing: its statements join the outer block's pipeline."""
-    connection = core(session)  # (what the session holds is flushed first, not inside)
-    dbapi = connection.dialect.loaded_dbapi
-    if connection.dialect.name != "postgresql" or not dbapi.Pipeline.is_supported():
+    connection = session if isinstance(session, Connection) else core(session)  # (a session flushed first)
+    if not pipelines(connection):
         yield
         return
+    dbapi = connection.dialect.loaded_dbapi
     driver = connection.connection.dbapi_connection
     if _piped(driver, dbapi):  # (psycopg's own nesting would sync here)
         yield
@@ -224,6 +224,11 @@ def pipelined(session: Session) -> Iterator[None]:
         if _unusable(driver, dbapi):
             connection.invalidate()
         raise
+
+
+def pipelines(connection: Connection) -> bool:
+    """Whether ``pipelined`` sends its statements together on this connection (PostgreSQL, libpq 14 or newer)."""
+    return connection.dialect.name == "postgresql" and bool(connection.dialect.loaded_dbapi.Pipeline.is_supported())
 
 
 def in_pipeline(connection: Connection) -> bool:

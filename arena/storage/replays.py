@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-KEPT = 16  # replays ``remember`` keeps (a batch of ARENA_MATCHES_PER_JOB's 8 seals at most 8 before publishing)
+KEPT = 16  # replays ``remember`` keeps (a batch of ARENA_MATCHES_PER_JOB's 16 seals at most 16 before publishing)
 _kept: OrderedDict[int, tuple[bytes, dict[str, Any]]] = OrderedDict()
 _lock = threading.Lock()
 

@@ -178,3 +178,26 @@ def test_a_claim_handed_back_late_leaves_another_workers_claim_alone(context) ->
         assert claim(connection, second, "other", 60).attempts == 2
     hand_back(context.db, ahead)
     assert _rows(context, [second]) == [(MatchStatus.RUNNING, 2)]
+
+
+def test_a_record_sends_its_seal_the_claim_ahead_and_its_deals_read_together(context) -> None:
+    """A worker's record asks for what it reads in one go (``read_together``): on PostgreSQL the seal, the next
+    match's claim and the deal's read are sent in one pipeline (one round trip, with the transaction's BEGIN);
+    on SQLite they run in the same order. The claim comes before the deal's read, in the same transaction: the
+    deal (here the next match is the twin) reads it running, still open, so nothing is published."""
+    with h.slow_bots(2, 0) as servers:
+        first, second = _matches(context, servers, cycles=1)
+        replay = h.play_alone(context, servers, first)
+        urls = [server.url for server in servers]
+    with context.db.autocommit() as connection:
+        claimed = claim(connection, first, "w", 60)
+    ahead = ClaimAhead(second, 60)
+    with h.statements_sent(context.db.engine) as sent:
+        recorded, published, deal = store(context.db, first, replay, claim=("w", 1), urls=urls, read_deal=True,
+                                          ahead=ahead, known=claimed)
+    piped = context.db.engine.dialect.name == "postgresql"
+    assert sent[-3:] == [("UPDATE matches", piped), ("UPDATE matches", piped), ("SELECT matches", piped)], sent
+    assert (recorded, published) == (True, False)
+    assert deal.statuses == [(first, MatchStatus.SEALED), (second, MatchStatus.RUNNING)]
+    assert ahead.take(second)[0].attempts == 1
+    assert _rows(context, [first, second]) == [(MatchStatus.SEALED, 1), (MatchStatus.RUNNING, 1)]

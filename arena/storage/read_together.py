@@ -1,0 +1,109 @@
+"""Several statements' rows in one round trip: what a worker's record reads, asked for at once.
+
+On PostgreSQL each statement run through SQLAlchemy waits for its answer before the next is sent: a round
+trip each, and the database's work on one is never overlapped with the worker's on the next. psycopg's
+pipeline mode sends them all and collects their answers together, but SQLAlchemy cannot hand back rows
+from it (it builds a result before the answer has come). ``read_together`` therefore sends SQLAlchemy's own
+compiled SQL, with the parameters and type processing SQLAlchemy would apply, on the driver's cursors in one
+pipeline (``db.pipelined``: its errors, and a lost connection invalidated), and hands back each statement's rows.
+Elsewhere (SQLite, which has no round trips; a libpq without pipelines), and for a statement alone, the statements
+simply run in turn through SQLAlchemy.
+
+Either way the engine's ``before_cursor_execute`` and ``after_cursor_execute`` listeners hear each statement, as
+they would from SQLAlchemy (tests and benchmarks count and trace statements by them); in a pipeline every
+answer comes at the end, so an "after" there says when the answers were in, not when that one was.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection
+from sqlalchemy.sql.expression import Executable
+
+from arena.storage.db import pipelined, pipelines
+
+Statement = tuple[Executable, Mapping[str, Any]]
+
+
+def read_together(connection: Connection, statements: Sequence[Statement]) -> list[list[Any]]:
+    """The rows of each of ``statements`` (each a Core statement and its parameters), run in order in the
+    connection's transaction; a row reads like SQLAlchemy's (by position and by column name)."""
+    if len(statements) < 2 or not pipelines(connection):  # (one alone: nothing to save)
+        return [list(connection.execute(statement, dict(params))) for statement, params in statements]
+    driver = connection.connection.dbapi_connection
+    sent = []
+    with pipelined(connection):
+        for statement, params in statements:
+            plan = _plan(connection, statement)
+            sql, arguments = plan.call(params)
+            cursor = driver.cursor()  # type: ignore[union-attr]
+            connection.dispatch.before_cursor_execute(connection, cursor, sql, arguments, None, False)
+            cursor.execute(sql, arguments)
+            sent.append((plan, cursor, sql, arguments))
+    answers = []
+    for plan, cursor, sql, arguments in sent:
+        connection.dispatch.after_cursor_execute(connection, cursor, sql, arguments, None, False)
+        answers.append(plan.rows(cursor))
+        cursor.close()
+    return answers
+
+
+@dataclass
+class _Plan:
+    """A statement compiled once for the connection's dialect, with SQLAlchemy's bind and result processing."""
+
+    statement: Executable  # (held: the cache is keyed by its id)
+    compiled: Any
+    binds: dict[str, Callable[[Any], Any]]  # by parameter name, where the type has a processor
+    row: Any = field(default=None)  # the row class and the columns' result processors, made from the first
+    results: list[Callable[[Any], Any] | None] = field(default_factory=list)  # answer's names and types
+
+    def call(self, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The SQL and the driver's arguments for ``params``, as SQLAlchemy would send them (its IN lists
+        expanded, its bind processors applied)."""
+        if self.compiled.post_compile_params:
+            state = self.compiled.construct_expanded_state(dict(params))
+            sql, values, processors = state.statement, state.parameters, {**self.binds, **state.processors}
+        else:  # (the common case, for a third of the cost)
+            sql, values, processors = self.compiled.string, self.compiled.construct_params(dict(params)), self.binds
+        for name, process in processors.items():
+            if values.get(name) is not None:
+                values[name] = process(values[name])
+        return sql, values
+
+    def rows(self, cursor: Any) -> list[Any]:
+        if cursor.description is None:
+            return []
+        if self.row is None:
+            dialect = self.compiled.dialect
+            self.results = [column.type.dialect_impl(dialect).result_processor(dialect, described.type_code)
+                            for column, described in zip(self.statement.exported_columns,  # type: ignore[attr-defined]
+                                                         cursor.description, strict=True)]
+            self.row = collections.namedtuple("Row", [column.name for column in cursor.description],  # type: ignore[misc]
+                                              rename=True)
+        processors = self.results
+        return [self.row(*(value if process is None or value is None else process(value)
+                           for process, value in zip(processors, values, strict=True)))
+                for values in cursor.fetchall()]
+
+
+_plans: dict[tuple[int, str], _Plan] = {}  # by the statement's id and the dialect's name
+_MOST_PLANS = 256
+
+
+def _plan(connection: Connection, statement: Executable) -> _Plan:
+    dialect = connection.dialect
+    key = (id(statement), dialect.name)
+    plan = _plans.get(key)
+    if plan is None or plan.statement is not statement:
+        compiled = statement.compile(dialect=dialect)
+        binds = {name: process for bind, name in compiled.bind_names.items()  # type: ignore[attr-defined]
+                 if (process := bind.type.dialect_impl(dialect).bind_processor(dialect)) is not None}
+        if len(_plans) >= _MOST_PLANS:  # (statements built anew for each call would otherwise pile up here)
+            _plans.clear()
+        plan = _plans[key] = _Plan(statement, compiled, binds)
+    return plan
