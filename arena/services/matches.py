@@ -295,11 +295,11 @@ def store(db: Database, match_id: int, replay: dict[str, Any], claim: tuple[str,
         locking = connection.dialect.name == "postgresql"
         statements = [(_SEAL[locking], values) if claim is None else
                       (_SEAL_CLAIMED[locking], {**values, "b_worker": claim[0], "b_attempt": claim[1]})]
+        claimed_at = time.perf_counter()  # (before the claim ahead reads the clock: its lease ends after this + lease)
         if ahead is not None and claim is not None:
             statements.append(claim_ahead(ahead, claim[0]))
         if known is not None:
             statements.append(deal_query(locking, match_id, known, fresh))
-        claimed_at = time.perf_counter()  # (before the claim ahead: its lease ends no earlier than this + lease)
         answers = read_together(connection, statements)
         row = answers[0][0] if answers[0] else None
         if row is None:

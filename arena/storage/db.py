@@ -216,7 +216,8 @@ def pipelined(session: Session | Connection) -> Iterator[None]:
             yield
     except dbapi.Error as exc:
         lost = _unusable(driver, dbapi) or connection.dialect.is_disconnect(exc, driver, None)
-        if lost:
+        if lost:  # as SQLAlchemy's own execute does: the pool's other connections may be as dead (a restart)
+            connection.engine.pool._invalidate(connection.connection, exc)  # (and are replaced at their checkout)
             connection.invalidate(exc)
         raise DBAPIError.instance(None, None, exc, dbapi.Error, connection_invalidated=lost,
                                   dialect=connection.dialect) from exc

@@ -22,18 +22,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql.expression import Executable
 
-from arena.storage.db import pipelined, pipelines
+from arena.storage.db import in_pipeline, pipelined, pipelines
 
 Statement = tuple[Executable, Mapping[str, Any]]
 
 
 def read_together(connection: Connection, statements: Sequence[Statement]) -> list[list[Any]]:
     """The rows of each of ``statements`` (each a Core statement and its parameters), run in order in the
-    connection's transaction; a row reads like SQLAlchemy's (by position and by column name)."""
+    connection's transaction; a row reads like SQLAlchemy's (by position and by column name). In a pipeline,
+    statements that need what SQLAlchemy adds as it executes them (Python-side defaults, parameters naming
+    columns the statement does not set) are refused, loudly."""
     if len(statements) < 2 or not pipelines(connection):  # (one alone: nothing to save)
         return [list(connection.execute(statement, dict(params))) for statement, params in statements]
+    if in_pipeline(connection):  # (its answers would come only as the outer block ends)
+        raise ValueError("read_together inside a pipelined block: nothing can be read there")
     driver = connection.connection.dbapi_connection
     sent = []
     with pipelined(connection):
@@ -41,37 +46,48 @@ def read_together(connection: Connection, statements: Sequence[Statement]) -> li
             plan = _plan(connection, statement)
             sql, arguments = plan.call(params)
             cursor = driver.cursor()  # type: ignore[union-attr]
+            sent.append((plan, cursor, sql, arguments))
             connection.dispatch.before_cursor_execute(connection, cursor, sql, arguments, None, False)
             cursor.execute(sql, arguments)
-            sent.append((plan, cursor, sql, arguments))
+    dbapi = connection.dialect.loaded_dbapi
     answers = []
-    for plan, cursor, sql, arguments in sent:
-        connection.dispatch.after_cursor_execute(connection, cursor, sql, arguments, None, False)
-        answers.append(plan.rows(cursor))
-        cursor.close()
+    try:
+        for plan, cursor, sql, arguments in sent:
+            connection.dispatch.after_cursor_execute(connection, cursor, sql, arguments, None, False)
+            answers.append(plan.rows(cursor))
+    except dbapi.Error as exc:  # (a value the driver cannot load: SQLAlchemy's error, as for its own reads)
+        raise DBAPIError.instance(None, None, exc, dbapi.Error, dialect=connection.dialect) from exc
+    finally:
+        for sending in sent:
+            sending[1].close()
     return answers
 
 
 @dataclass
 class _Plan:
-    """A statement compiled once for the connection's dialect, with SQLAlchemy's bind and result processing."""
+    """A statement compiled once for a dialect, with SQLAlchemy's bind and result processing."""
 
     statement: Executable  # (held: the cache is keyed by its id)
     compiled: Any
-    binds: dict[str, Callable[[Any], Any]]  # by parameter name, where the type has a processor
+    binds: dict[str, Callable[[Any], Any]]  # by parameter name as sent, where the type has a processor
+    expands: bool  # IN lists or literal values rendered as each call is sent
+    takes: frozenset[str]  # the parameters' names
     row: Any = field(default=None)  # the row class and the columns' result processors, made from the first
     results: list[Callable[[Any], Any] | None] = field(default_factory=list)  # answer's names and types
 
     def call(self, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
         """The SQL and the driver's arguments for ``params``, as SQLAlchemy would send them (its IN lists
-        expanded, its bind processors applied)."""
-        if self.compiled.post_compile_params:
+        expanded, its bind processors applied, to None too)."""
+        unknown = params.keys() - self.takes
+        if unknown:
+            raise ValueError(f"read_together: parameters the statement does not take: {sorted(unknown)}")
+        if self.expands:
             state = self.compiled.construct_expanded_state(dict(params))
             sql, values, processors = state.statement, state.parameters, {**self.binds, **state.processors}
         else:  # (the common case, for a third of the cost)
             sql, values, processors = self.compiled.string, self.compiled.construct_params(dict(params)), self.binds
         for name, process in processors.items():
-            if values.get(name) is not None:
+            if name in values:
                 values[name] = process(values[name])
         return sql, values
 
@@ -91,19 +107,24 @@ class _Plan:
                 for values in cursor.fetchall()]
 
 
-_plans: dict[tuple[int, str], _Plan] = {}  # by the statement's id and the dialect's name
+_plans: dict[tuple[int, int], _Plan] = {}  # by the statement's and the dialect's ids
 _MOST_PLANS = 256
 
 
 def _plan(connection: Connection, statement: Executable) -> _Plan:
     dialect = connection.dialect
-    key = (id(statement), dialect.name)
+    key = (id(statement), id(dialect))
     plan = _plans.get(key)
-    if plan is None or plan.statement is not statement:
+    if plan is None or plan.statement is not statement or plan.compiled.dialect is not dialect:
         compiled = statement.compile(dialect=dialect)
-        binds = {name: process for bind, name in compiled.bind_names.items()  # type: ignore[attr-defined]
+        if compiled.insert_prefetch or compiled.update_prefetch:  # type: ignore[attr-defined]
+            raise ValueError("read_together: Python-side column defaults are SQLAlchemy's to fill in as it executes")
+        escaped = compiled.escaped_bind_names  # type: ignore[attr-defined]
+        binds = {escaped.get(name, name): process
+                 for bind, name in compiled.bind_names.items()  # type: ignore[attr-defined]
                  if (process := bind.type.dialect_impl(dialect).bind_processor(dialect)) is not None}
+        expands = bool(compiled.post_compile_params or compiled.literal_execute_params)  # type: ignore[attr-defined]
         if len(_plans) >= _MOST_PLANS:  # (statements built anew for each call would otherwise pile up here)
             _plans.clear()
-        plan = _plans[key] = _Plan(statement, compiled, binds)
+        plan = _plans[key] = _Plan(statement, compiled, binds, expands, frozenset(compiled.binds))
     return plan
