@@ -22,6 +22,7 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -159,17 +160,42 @@ def simultaneous_six(delay_s: float, seeds: int = 3) -> Six:
                [late for _due, late in late_marks], step_late, cpu_us, own, bot_cpu_us)
 
 
-def misbehaving_cost(behaviour: bot_zoo.Behaviour, limit_ms: int = LIMIT_MS) -> float:
-    """Worst wall time of a step in which a misbehaving bot alone acts and times out."""
+def _waited_ns(tid: int) -> int:
+    """How long a thread of this process has waited on a run queue, runnable but given no core (ns, the
+    scheduler's own count: the second field of /proc/self/task/<tid>/schedstat); 0 where there is none."""
+    try:
+        with open(f"/proc/self/task/{tid}/schedstat") as stats:
+            return int(stats.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _all_waited_ns() -> dict[int, int]:
+    """``_waited_ns`` of every thread of this process, by thread id (the bots' threads here too: while one that
+    holds the GIL waits for a core, the referee's thread waits for the GIL, which the scheduler does not count)."""
+    tids = os.listdir("/proc/self/task") if os.path.isdir("/proc/self/task") else []
+    return {int(tid): _waited_ns(int(tid)) for tid in tids}
+
+
+def _waited_since(before: dict[int, int], now: dict[int, int]) -> float:
+    """Milliseconds the threads waited for a core between two ``_all_waited_ns`` (a thread that ended meanwhile
+    is not counted)."""
+    return sum(ns - before.get(tid, 0) for tid, ns in now.items()) / 1e6
+
+
+def misbehaving_cost(behaviour: bot_zoo.Behaviour, limit_ms: int = LIMIT_MS) -> tuple[float, float, float]:
+    """Worst wall time of a step in which a misbehaving bot alone acts and times out, and how long in that step
+    the referee's thread (the one that plays the match) and all of this process's threads waited for a core."""
     with bot_zoo.zoo_bot(bot_zoo.on_act(behaviour)) as zoo:
         marks = []
-        last = [time.perf_counter()]
+        tid = threading.get_native_id()
+        last = [time.perf_counter(), _waited_ns(tid), _all_waited_ns()]
 
         def on_step(turn: int, decisions: list[dict]) -> None:
-            now = time.perf_counter()
+            now, waited, all_waited = time.perf_counter(), _waited_ns(tid), _all_waited_ns()
             if any(d["fault"] and d["fault"]["kind"] == "timeout" for d in decisions):
-                marks.append((now - last[0]) * 1000)
-            last[0] = now
+                marks.append(((now - last[0]) * 1000, (waited - last[1]) / 1e6, _waited_since(last[2], all_waited)))
+            last[:] = [now, waited, all_waited]
 
         random_bot = start_in_thread(make_bot(2))
         try:
@@ -218,11 +244,13 @@ def run(verdicts: list[bool]) -> None:
           f"ms on {cores} cores ({6 * fast.bot_cpu_us / cores / 1000 / fast.bare_ms:.2f} round trips), and with the "
           f"referee's CPU {floor_ms:.3f} ms ({floor_ms / fast.bare_ms:.2f} round trips)", flush=True)
     for label, behaviour in (("never answers", bot_zoo.silent), ("drips 1 byte / 50 ms", bot_zoo.drip(0.05))):
-        cost = misbehaving_cost(behaviour)
+        cost, waited, all_waited = misbehaving_cost(behaviour)
         over = cost - LIMIT_MS
         verdicts.append(over <= 5)
         print(f"3. bot that {label}, limit {LIMIT_MS} ms: worst step {cost:.1f} ms: {over:+.1f} ms over the limit "
-              f"(goal <= +5) {_verdict(over <= 5)}", flush=True)
+              f"(goal <= +5) {_verdict(over <= 5)}; in that step the referee's thread waited {waited:.1f} ms for a "
+              f"core (runnable, not running: its run-queue delay), this process's threads {all_waited:.1f} ms in all",
+              flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
