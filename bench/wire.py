@@ -13,7 +13,8 @@ worker's matches per minute / that bound >= 0.5, per game; the rates of the othe
 printed per worker. A rate is the steady one, between the matches'
 own finishing times (``bench.throughput.steady_per_match``: a run's fixed tail, the last refit's 2 s
 wait above all, left out); the end-to-end rate is printed beside it. The same matches played by
-``play_match`` in this process, nothing queued or stored, are printed as the ceiling a worker cannot pass.
+``play_match`` in this process, nothing queued or stored (connections kept from match to match, as in a
+worker's batch), are printed as the ceiling a worker cannot pass.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 
 from bench.referee import bare_round_trips
 from bench.throughput import arena, queue_rate
+from referee.connection_keeper import ConnectionKeeper
 from referee.games import GAMES, get_game
 from referee.runner import BotSpec, play_match
 from tests import bot_zoo
@@ -44,7 +46,9 @@ def wire_bound_ms(game_name: str, servers: list[bot_zoo.ZooServer], seats: int, 
     game = get_game(game_name)
     urls = [s.url for s in servers[:seats]]
     started = time.perf_counter()
-    replays = [play_match(game_name, [BotSpec(u) for u in urls], seed=seed) for seed in range(matches)]
+    with ConnectionKeeper() as keeper:  # as a worker's batch plays them
+        replays = [play_match(game_name, [BotSpec(u) for u in urls], seed=seed, keeper=keeper)
+                   for seed in range(matches)]
     play_ms = (time.perf_counter() - started) * 1000 / matches
     decisions = statistics.mean(sum(len(s["decisions"]) for s in r["steps"]) for r in replays)
     round_trip = bare_round_trip_ms(servers, seats)

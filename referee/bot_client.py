@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import threading
 import time
 from concurrent.futures import Executor, Future
@@ -99,17 +100,29 @@ class BotClient:
         guard: AddressGuard | None = None,
         resolver: Resolver = resolve,
         dns_timeout_s: float = DNS_TIMEOUT_S,
+        kept: socket.socket | None = None,
     ) -> None:
+        """``kept``: an idle connection to this URL from an earlier match (``referee.connection_keeper``)."""
         self.url = check_url_shape(url)
         self.secret = secret
         self.max_response_bytes = max_response_bytes
         self.tracker = ConnectionTracker()
-        self.session = BotConnection(self.url, self.tracker, guard, resolver, dns_timeout_s)
+        self.session = BotConnection(self.url, self.tracker, guard, resolver, dns_timeout_s, kept=kept)
         self._busy = threading.Lock()  # one request at a time on this seat's connection
 
     def close(self) -> None:
         self.tracker.abort()
         self.session.close()
+
+    def detach(self) -> socket.socket | None:
+        """This seat's connection, idle after a complete answer, for a later match; None when there is none
+        or a call (one given up on) still holds it. The client is closed afterwards as usual."""
+        if not self.hold():
+            return None
+        try:
+            return self.session.detach()
+        finally:
+            self.unhold()
 
     def hold(self) -> bool:
         """Take this seat's connection for a call made elsewhere (``referee.multiplex``); False when a

@@ -309,7 +309,9 @@ class BotConnection:
 
     def __init__(self, url: str, tracker: ConnectionTracker, guard: AddressGuard | None = None,
                  resolver: Resolver = resolve, dns_timeout_s: float = DNS_TIMEOUT_S,
-                 user_agent: str = "arena-referee/1") -> None:
+                 user_agent: str = "arena-referee/1", kept: socket.socket | None = None) -> None:
+        """``kept``: an idle connection to the same URL an earlier match ended with, opened under the same
+        guard and resolver (``referee.connection_keeper``)."""
         parts = urlsplit(url)
         self.tls = parts.scheme == "https"
         self.host = parts.hostname or ""
@@ -320,7 +322,7 @@ class BotConnection:
         self.tracker = tracker
         self.guard, self.resolver, self.dns_timeout_s = guard, resolver, dns_timeout_s
         self.user_agent = user_agent
-        self._sock: socket.socket | None = None
+        self._sock: socket.socket | None = kept
         self._tls: ssl.SSLContext | None = None
 
     def _connect(self, timeout_s: float) -> socket.socket:
@@ -384,6 +386,11 @@ class BotConnection:
         response.close()
         if not reusable:
             self.close(abandon=not complete)
+
+    def detach(self) -> socket.socket | None:
+        """Hand the kept connection over (to a later match), leaving this one without; None if there is none."""
+        sock, self._sock = self._sock, None
+        return sock
 
     def close(self, abandon: bool = False) -> None:
         """``abandon``: the exchange failed, so nothing still queued for the bot may reach it later."""

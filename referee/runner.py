@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,6 +20,7 @@ from referee.asker import Asker
 from referee.bot_client import BotClient, Call, Reply
 from referee.bot_transport import AddressGuard, Resolver, resolve
 from referee.call_pool import shared_pool
+from referee.connection_keeper import ConnectionKeeper
 from referee.errors import RulesError, UnsafeURL
 from referee.faults import Fault, FaultKind, excerpt
 from referee.fence import Fence
@@ -29,6 +30,7 @@ from referee.live_view import LiveHook, public_step
 from referee.protocol import TimeControls
 from referee.replay import REPLAY_FORMAT, default_action
 from referee.results import final_result
+from referee.url_guard import check_url_shape
 from referee.watchdog import shared_watchdog
 
 UNREACHABLE = (FaultKind.CONNECTION, FaultKind.TIMEOUT, FaultKind.UNSAFE_URL)
@@ -56,6 +58,7 @@ class Seat:
     client: BotClient | None
     bank_ms: float
     strikes: int = 0
+    reused: bool = False  # its connection came from an earlier match (``referee.connection_keeper``)
     forfeited: bool = False
     last_latency_ms: float | None = None
     used_ms: float = 0.0  # every answered decision's latency, for the spectators' clock
@@ -77,6 +80,7 @@ def play_match(
     on_step: StepHook | None = None,
     on_public_step: LiveHook | None = None,
     fence: Fence | None = None,
+    keeper: ConnectionKeeper | None = None,
 ) -> dict[str, Any]:
     """Play a whole match and return its replay document. Raises only for a bad setup (unknown
     game, wrong player count, bad params), never because of anything a bot does.
@@ -84,18 +88,23 @@ def play_match(
     ``on_step`` gets every step's decisions (private: views and actions); ``on_public_step`` gets what a
     spectator may see (``referee.live_view``), before the first step and after each one is applied.
     ``fence``: cuts every call once the caller's claim on the match may be over (``referee.fence``); the
-    match then raises ``FenceCrossed`` instead of returning a replay."""
+    match then raises ``FenceCrossed`` instead of returning a replay. ``keeper``: idle connections from the
+    matches before this one, and where this one leaves its own when it ends normally
+    (``referee.connection_keeper``)."""
     game = get_game(game_name)
     tc = time_controls or TimeControls()
     params = dict(params or {})
     state = game.initial_state(len(bots), seed, params)
     match_id = match_id or uuid.uuid4().hex
     salt = commitments.new_salt()
-    seats = [_open_seat(i, spec, tc, guard, resolver) for i, spec in enumerate(bots)]
+    seats = [_open_seat(i, spec, tc, guard, resolver, keeper) for i, spec in enumerate(bots)]
+    if keeper is not None:
+        keeper.drop_idle()  # what this match does not seat: held no longer
     hold = _guard(fence, seats)
     started_at = _now()
     steps: list[dict[str, Any]] = []
     asker = Asker(shared_pool(), shared_watchdog())
+    ended = False
     try:
         _start(game, seats, asker, match_id, params, tc)
         hold()
@@ -113,9 +122,13 @@ def play_match(
         result = final_result(game.result(state), [s.seat for s in seats if s.forfeited])
         _end(game, seats, asker, match_id, result, tc, turn)
         hold()
+        ended = True
     finally:
         for seat in seats:
             if seat.client is not None:
+                kept = seat.client.detach() if ended and keeper is not None else None
+                if kept is not None:
+                    keeper.give(_keeper_key(seat.client.url, guard, resolver), kept)
                 seat.client.close()
     return {
         "format": REPLAY_FORMAT,
@@ -153,18 +166,29 @@ def _tell(hook: LiveHook | None, game: Game, state: Any, turn: int, seats: list[
         hook(public_step(game, state, turn, [s.used_ms for s in seats], [s.forfeited for s in seats]))
 
 
-def _open_seat(i: int, spec: BotSpec, tc: TimeControls, guard: AddressGuard | None, resolver: Resolver) -> Seat:
+def _keeper_key(url: str, guard: AddressGuard | None, resolver: Resolver) -> tuple[Any, ...]:
+    """Whose idle connections a seat may take: the same URL, checked by an equal guard and the same resolver."""
+    return url, guard, resolver
+
+
+def _open_seat(i: int, spec: BotSpec, tc: TimeControls, guard: AddressGuard | None, resolver: Resolver,
+               keeper: ConnectionKeeper | None = None) -> Seat:
     try:
-        client = BotClient(spec.url, spec.secret, tc.max_response_bytes, guard, resolver)
+        url = check_url_shape(spec.url)
     except UnsafeURL as exc:
         seat = Seat(i, spec, None, tc.time_bank_ms, forfeited=True)
         seat.record(Fault(FaultKind.UNSAFE_URL, str(exc), 0.0), 0, "/start")
         return seat
-    return Seat(i, spec, client, tc.time_bank_ms)
+    kept = keeper.take(_keeper_key(url, guard, resolver)) if keeper is not None else None
+    client = BotClient(url, spec.secret, tc.max_response_bytes, guard, resolver, kept=kept)
+    return Seat(i, spec, client, tc.time_bank_ms, reused=kept is not None)
 
 
 def _start(game: Game, seats: list[Seat], asker: Asker, match_id: str, params: dict, tc: TimeControls) -> None:
-    """Tell every bot about the match; a bot that cannot be reached forfeits at once."""
+    """Tell every bot about the match; a bot that cannot be reached forfeits at once. On a connection kept
+    from an earlier match, a connection fault is the bot having closed it while idle just as the request
+    went out (a close the poll before it would have seen): sent again on a new connection, as a match
+    without a kept one would have made it, in what is left of the budget."""
     players = [seat.spec.public(seat.seat) for seat in seats]
     calls = {}
     for seat in seats:
@@ -172,7 +196,12 @@ def _start(game: Game, seats: list[Seat], asker: Asker, match_id: str, params: d
             body = protocol.encode(protocol.start_body(match_id, game.spec.name, params, seat.seat, players, tc))
             headers = seat.client.signed_headers(match_id, 0, body)
             calls[seat.seat] = Call(seat.client, "POST", "/start", body, headers, tc.start_ms / 1000, empty_ok=True)
-    for index, reply in asker.ask(calls).items():
+    replies = asker.ask(calls)
+    again = {index: replace(calls[index], budget_s=calls[index].budget_s - reply.latency_ms / 1000)
+             for index, reply in replies.items()
+             if seats[index].reused and reply.fault is not None and reply.fault.kind is FaultKind.CONNECTION}
+    replies.update(asker.ask(again))  # the fault closed the kept connection: these go on new ones
+    for index, reply in replies.items():
         seat = seats[index]
         if reply.fault is not None:
             seat.record(reply.fault, 0, "/start")

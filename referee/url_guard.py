@@ -104,6 +104,17 @@ class AddressPolicy:
         self.allowed_networks = allowed_networks
         self.denied = denied
 
+    def _fields(self) -> tuple[bool, Networks, Networks]:
+        return self.allow_loopback, tuple(self.allowed_networks), tuple(self.denied)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal policies allow the same addresses: a connection one checked may serve the other
+        (``referee.connection_keeper`` keys idle connections by the policy that let them be opened)."""
+        return isinstance(other, AddressPolicy) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
     def __call__(self, address: str, port: int) -> None:
         problem = address_problem(address, self.allow_loopback, self.allowed_networks, self.denied)
         if problem:

@@ -212,6 +212,7 @@ class _Handler(socketserver.BaseRequestHandler):
 
     def handle(self) -> None:
         sock: socket.socket = self.request
+        self.server.accepted()
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         reader = sock.makefile("rb")
         try:
@@ -240,7 +241,13 @@ class ZooServer(socketserver.ThreadingTCPServer):
     def __init__(self, behaviour: Behaviour) -> None:
         self.behaviour = behaviour
         self.requests: list[Request] = []
+        self.connections = 0  # accepted, in all
+        self._counting = threading.Lock()
         super().__init__(("127.0.0.1", 0), _Handler)
+
+    def accepted(self) -> None:
+        with self._counting:
+            self.connections += 1
 
     @property
     def url(self) -> str:

@@ -19,6 +19,7 @@ from arena.services import live_feed
 from arena.services.claims import ClaimAhead, hand_back
 from arena.services.leaderboards import refit
 from arena.services.matches import ANNOUNCED, run_match
+from referee.connection_keeper import ConnectionKeeper
 
 _context: Context | None = None  # one per worker process, built on the first job
 STOPPING = threading.Event()  # set by the worker on a stop request: a batch plays no further match
@@ -59,6 +60,7 @@ def run_matches_job(match_ids: list[int]) -> list[str]:
     (``Refits``): a refit reads every match recorded before it."""
     ctx = worker_context()
     job = get_current_job()
+    connections = ConnectionKeeper()  # idle connections to bots, handed from each match to the next
     refits = Refits(ctx.queue.request_refit, ctx.settings.refit_delay_s) if ctx.queue is not None else None
     beaten = float("-inf")
     outcomes: list[str] = []
@@ -77,12 +79,14 @@ def run_matches_job(match_ids: list[int]) -> list[str]:
             _limit_each_match(job, ctx.settings.job_timeout_s)
             ahead = (ClaimAhead(int(match_ids[place + 1]), ctx.settings.match_lease_s)
                      if place + 1 < len(match_ids) else None)
-            outcome = _play(ctx, int(match_id), refits.request if refits is not None else None, claimed, ahead)
+            outcome = _play(ctx, int(match_id), refits.request if refits is not None else None, claimed, ahead,
+                            connections)
             claimed = ahead
             if outcome == "lost" and ctx.queue is not None:  # released, and its batch plays on: a job of its own
                 ctx.queue.enqueue(int(match_id), at_front=True)
             outcomes.append(outcome)
     finally:
+        connections.close()
         for unplayed in (claimed, ahead):  # a claim made ahead and not played (the batch failed on the way): freed
             hand_back(ctx.db, unplayed)  # (nothing when it was played, or never made)
         if refits is not None:
@@ -132,9 +136,10 @@ class Refits:
 
 
 def _play(ctx: Context, match_id: int, request_refit: Callable[[str, int], object] | None,
-          claimed: ClaimAhead | None = None, ahead: ClaimAhead | None = None) -> str:
+          claimed: ClaimAhead | None = None, ahead: ClaimAhead | None = None,
+          connections: ConnectionKeeper | None = None) -> str:
     outcome = run_match(ctx.db, ctx.settings, match_id, worker_name(), request_refit, live=ctx.live,
-                        claimed_before=claimed, ahead=ahead)
+                        claimed_before=claimed, ahead=ahead, connections=connections)
     if outcome not in ANNOUNCED:  # whatever happened: its pages look again
         live_feed.announce(ctx.db, ctx.live, match_id)
     if outcome != "skipped":

@@ -34,6 +34,7 @@ from arena.storage.db import Database, core
 from arena.storage.models import Bot, Match, MatchSeat, MatchStatus, TournamentStatus, utcnow
 from arena.storage.read_together import read_together
 from arena.storage.replays import compress, remember
+from referee.connection_keeper import ConnectionKeeper
 from referee.errors import RulesError
 from referee.fence import Fence, FenceCrossed
 from referee.runner import play_match
@@ -53,7 +54,8 @@ class LeaseLost(Exception):
 
 def run_match(db: Database, settings: Settings, match_id: int, worker: str,
               request_refit: RefitRequest | None = None, live: live_feed.LiveSink | None = None,
-              claimed_before: ClaimAhead | None = None, ahead: ClaimAhead | None = None) -> str:
+              claimed_before: ClaimAhead | None = None, ahead: ClaimAhead | None = None,
+              connections: ConnectionKeeper | None = None) -> str:
     """Claim, play and record one match; returns what happened ("recorded", "skipped", ...). A recorded
     match is announced to ``live`` here (``ANNOUNCED``), from the transaction that recorded it.
 
@@ -62,7 +64,8 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
     spectators' events go (``live_feed``: the public board, only while no twin of its deal is open).
 
     In a worker's batch: ``claimed_before``, this match's claim if the record of the match before it made it;
-    ``ahead``, the next match, to be claimed by this match's record (``claims.ClaimAhead``)."""
+    ``ahead``, the next match, to be claimed by this match's record (``claims.ClaimAhead``); ``connections``, the
+    batch's idle connections to bots, from the matches before this one (``referee.connection_keeper``)."""
     # No transaction: the claim is one atomic UPDATE, which also hands back the seats' bots and the deal's
     # statuses (for the live feed), as its subqueries read them (on PostgreSQL, from before the claim).
     def take() -> Row[Any] | None:
@@ -102,7 +105,8 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
             keeper.check()  # announcing may have waited on a cut link past the lease: no /start then
             replay = play_match(game, bots, seed, params, tc, match_id=referee_match_id,
                                 guard=address_guard(settings), on_step=keeper.on_step,
-                                on_public_step=keeper.before_next_step(feed), fence=keeper.fence)
+                                on_public_step=keeper.before_next_step(feed), fence=keeper.fence,
+                                keeper=connections)
     except (LeaseLost, FenceCrossed) as exc:
         log.warning("match stopped: %s", exc, extra={"match_id": match_id, "game": game, "worker": worker})
         _release(db, match_id, worker, attempt)  # still ours after all (only unconfirmed): free it for a retry

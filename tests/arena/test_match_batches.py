@@ -16,6 +16,8 @@ from arena.services import tournaments as tournament_service
 from arena.services.accounts import create_account
 from arena.services.reconcile import reconcile
 from arena.storage.models import Match
+from tests.arena import service_harness as h
+from tests.arena.test_claims import _matches as _claims_matches
 from tests.arena.test_ladder_scheduler import _bots
 
 
@@ -203,3 +205,13 @@ def test_a_broken_job_record_regression_would_have_stopped_the_reconciler(queued
     assert queue.live(matches[:4]) == set()
     with queued_context.db.session() as session:
         assert reconcile(session, queue)["requeued"] == 12
+
+
+def test_a_batch_opens_a_connection_per_bot_not_one_per_match_and_seat(queued_context, batch_job, spy) -> None:
+    """The batch's matches hand their idle connections on (``referee.connection_keeper``): six matches of two
+    bots open two connections, where each match opened one per seat; the batch closes them at its end."""
+    with h.slow_bots(2, 0) as servers:
+        ids = _claims_matches(queued_context, servers, cycles=3)
+        before = len(spy.attempts)  # (registering the bots checked them over connections of their own)
+        assert jobs.run_matches_job(ids) == ["recorded"] * 6
+        assert len(spy.attempts) - before == 2

@@ -1,0 +1,103 @@
+"""Idle connections to bots, handed from one match of a worker's batch to the next.
+
+A match opens a new connection to every seat's bot: a TCP connect (a TLS handshake too, over https) and,
+in most bot servers, a new thread or task, before ``/start`` is even sent; over the internet that is one
+to three round trips per seat and match. Consecutive matches of a batch often seat the same bots, so the
+connections a match ends with, idle and clean, go to the next match if it seats the same URL.
+
+Held only from the end of one match to the start of the next: the next match takes what it can use and
+the rest is closed (``drop_idle``). So a bot never has a connection held open by a worker that is not
+playing it (a bot server with a few threads per connection would see them taken by idle connections),
+and a connection is never idle longer than a match's record takes (milliseconds), well inside any
+server's idle timeout.
+
+What stays as it was:
+
+- **The URL guard.** A kept connection goes to the address checked when it was opened, by this process,
+  under an equal guard and the same resolver (both part of the key): nothing is resolved again, so
+  nothing can rebind.
+- **No reuse of a doubtful connection.** Only a match that ended normally gives its connections back, and
+  only those idle after a complete answer (``BotClient.detach``); a match cut short (a crossed fence, a lost
+  lease, the arena's own error) closes every one, as before.
+- **A connection the bot closed while idle** is noticed before reuse and replaced (the poll that
+  ``multiplex.claim`` and ``BotConnection.request`` make). The one race a poll cannot see, the bot
+  closing it just as ``/start`` goes out, would forfeit the seat: a connection fault on a kept connection
+  at ``/start`` is sent again on a new one, within what is left of its budget (``runner._start``).
+
+Bounded by ``most`` (the least recently given closed first); the batch closes what is left when it ends
+(``close``, or the ``with`` block).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from collections.abc import Hashable
+from types import TracebackType
+
+MOST = 16  # more than the seats of any match
+
+
+class ConnectionKeeper:
+    """Idle connections by key (the bot's URL, the guard and the resolver that let them be opened)."""
+
+    def __init__(self, most: int = MOST) -> None:
+        self.most = most
+        self._idle: list[tuple[Hashable, socket.socket]] = []  # least recently given first
+        self._lock = threading.Lock()
+        self._closed = False
+        self.reused = 0  # connections handed to a later match: what the keeper saved
+
+    def take(self, key: Hashable) -> socket.socket | None:
+        """The most recently given idle connection for ``key`` (the least likely to have been closed by an
+        idle timeout meanwhile), or None."""
+        with self._lock:
+            for index in range(len(self._idle) - 1, -1, -1):
+                if self._idle[index][0] == key:
+                    self.reused += 1
+                    return self._idle.pop(index)[1]
+        return None
+
+    def give(self, key: Hashable, sock: socket.socket) -> None:
+        """Keep ``sock`` for a later match; beyond the bounds, the least recently given goes."""
+        surplus: list[socket.socket] = []
+        with self._lock:
+            if self._closed:
+                surplus.append(sock)
+            else:
+                self._idle.append((key, sock))
+                while len(self._idle) > self.most:
+                    surplus.append(self._idle.pop(0)[1])
+        for extra in surplus:
+            _close(extra)
+
+    def drop_idle(self) -> None:
+        """Close what the match starting now did not take: no bot keeps a connection held by a worker that is
+        not playing it."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for _key, sock in idle:
+            _close(sock)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._idle)
+
+    def close(self) -> None:
+        """Close every idle connection; later ones given are closed at once."""
+        with self._lock:
+            self._closed = True
+        self.drop_idle()
+
+    def __enter__(self) -> ConnectionKeeper:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.close()
+
+
+def _close(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.close()
