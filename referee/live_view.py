@@ -38,9 +38,11 @@ LiveHook = Callable[[PublicStep], None]
 
 
 def public_step(game: Game, state: Any, turn: int, time_used_ms: Sequence[float],
-                forfeited: Sequence[bool]) -> PublicStep:
-    """The spectator's step from the engine's public view and the seats' clocks."""
-    view = {key: value for key, value in game.public_view(state).items() if key not in LEFT_OUT}
+                forfeited: Sequence[bool], public: dict[str, Any] | None = None) -> PublicStep:
+    """The spectator's step from the engine's public view (``public``, when the caller built it) and the seats'
+    clocks."""
+    public = game.public_view(state) if public is None else public
+    view = {key: value for key, value in public.items() if key not in LEFT_OUT}
     over = game.is_terminal(state)
     return PublicStep(turn=turn, view=view, thinking=() if over else tuple(sorted(game.to_act(state))),
                       time_used_ms=tuple(round(t) for t in time_used_ms), forfeited=tuple(bool(f) for f in forfeited),

@@ -109,16 +109,16 @@ def play_match(
         _start(game, seats, asker, match_id, params, tc)
         hold()
         turn = 0
-        _tell(on_public_step, game, state, turn, seats)
+        public = _tell(on_public_step, game, state, turn, seats)
         while not game.is_terminal(state):
             turn += 1
-            decisions, actions = _step(game, state, seats, asker, match_id, seed, turn, tc, salt)
+            decisions, actions = _step(game, state, seats, asker, match_id, seed, turn, tc, salt, public)
             hold()
             steps.append({"turn": turn, "decisions": decisions})
             if on_step is not None:
                 on_step(turn, decisions)
             state = game.apply(state, actions)
-            _tell(on_public_step, game, state, turn, seats)
+            public = _tell(on_public_step, game, state, turn, seats)
         result = final_result(game.result(state), [s.seat for s in seats if s.forfeited])
         _end(game, seats, asker, match_id, result, tc, turn)
         hold()
@@ -161,9 +161,14 @@ def _guard(fence: Fence | None, seats: list[Seat]) -> Callable[[], None]:
     return fence.hold
 
 
-def _tell(hook: LiveHook | None, game: Game, state: Any, turn: int, seats: list[Seat]) -> None:
-    if hook is not None:
-        hook(public_step(game, state, turn, [s.used_ms for s in seats], [s.forfeited for s in seats]))
+def _tell(hook: LiveHook | None, game: Game, state: Any, turn: int, seats: list[Seat]) -> dict[str, Any] | None:
+    """The spectators' step to ``hook``; returns the state's public view it was built from (the next step's seat
+    views may be built on it: ``Game.views``), None without a hook."""
+    if hook is None:
+        return None
+    public = game.public_view(state)
+    hook(public_step(game, state, turn, [s.used_ms for s in seats], [s.forfeited for s in seats], public))
+    return public
 
 
 def _keeper_key(url: str, guard: AddressGuard | None, resolver: Resolver) -> tuple[Any, ...]:
@@ -212,12 +217,14 @@ def _start(game: Game, seats: list[Seat], asker: Asker, match_id: str, params: d
 
 
 def _step(game: Game, state: Any, seats: list[Seat], asker: Asker, match_id: str, seed: int, turn: int,
-          tc: TimeControls, salt: str) -> tuple[list[dict[str, Any]], dict[int, Any]]:
-    """Ask every acting seat at once; nothing is applied until every choice is in and committed."""
+          tc: TimeControls, salt: str, public: dict[str, Any] | None = None
+          ) -> tuple[list[dict[str, Any]], dict[int, Any]]:
+    """Ask every acting seat at once; nothing is applied until every choice is in and committed. ``public``:
+    the state's public view, when the spectators' step was built from it already."""
     acting = sorted(game.to_act(state))
     asked: dict[int, tuple[str, dict, list]] = {}
     calls: dict[int, Call] = {}
-    views = game.views(state, acting)
+    views = game.views(state, acting, public)
     for index in acting:
         seat = seats[index]
         decision, view, legal = game.decision(state, index), views[index], game.legal_actions(state, index)

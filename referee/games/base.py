@@ -90,11 +90,12 @@ class Game(ABC):
     def public_view(self, state: Any) -> dict[str, JSON]:
         """JSON-safe view holding only what a spectator may know."""
 
-    def views(self, state: Any, seats: list[int]) -> dict[int, dict[str, JSON]]:
+    def views(self, state: Any, seats: list[int], public: dict[str, JSON] | None = None) -> dict[int, dict[str, JSON]]:
         """``view(state, seat)`` for each of ``seats`` (the referee asks a step's acting seats at once).
         Games whose seat views are a common public part plus a private one override this to build the
         public part once per step; the views may then share that part's values, so they are read, never
-        changed."""
+        changed. ``public``: ``public_view(state)``, when the caller built it already (for the spectators):
+        such a game may build on it instead of building it again."""
         return {seat: self.view(state, seat) for seat in seats}
 
     @abstractmethod

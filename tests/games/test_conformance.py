@@ -124,7 +124,8 @@ def test_unknown_game_names_the_known_ones() -> None:
 @pytest.mark.parametrize("name", GAME_NAMES)
 def test_views_of_a_step_equal_each_seats_own_view(name: str) -> None:
     """``views`` (the referee's call for a step's acting seats; Piranha Pedro builds the public part once)
-    gives byte for byte what ``view`` gives each seat, and in the same key order."""
+    gives byte for byte what ``view`` gives each seat, and in the same key order; also when handed the
+    public view the spectators' step was built from."""
     game = get_game(name)
     for num_players in _player_counts(name):
         for seed in range(3):
@@ -133,7 +134,10 @@ def test_views_of_a_step_equal_each_seats_own_view(name: str) -> None:
             while True:
                 seats = list(range(num_players))
                 together = game.views(state, seats)
-                assert [json.dumps(together[s]) for s in seats] == [json.dumps(game.view(state, s)) for s in seats]
+                own = [json.dumps(game.view(state, s)) for s in seats]
+                assert [json.dumps(together[s]) for s in seats] == own
+                built_on = game.views(state, seats, game.public_view(state))  # the referee's, with spectators
+                assert [json.dumps(built_on[s]) for s in seats] == own
                 if game.is_terminal(state):
                     break
                 state = game.apply(state, random_actions(game, state, rng))

@@ -128,3 +128,18 @@ def test_replay_of_garbage_reports_instead_of_raising() -> None:
     for doc in ({}, {"format": "arena-replay/1"}, {"format": "arena-replay/1", "game": "chess", "players": [],
                                                      "seed": 1, "params": {}}):
         assert not verify_replay(doc).ok
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_the_views_sent_are_the_same_whether_or_not_spectators_watch(game: str) -> None:
+    """With a live hook the runner builds each step's seat views on the public view it built for the
+    spectators (``Game.views``' ``public``): the bots must be sent byte for byte the same views."""
+    players = GAMES[game].spec.min_players
+    sent = []
+    for hook in (None, lambda step: None):
+        with bot_zoo.zoo_bot(bot_zoo.polite) as a, bot_zoo.zoo_bot(bot_zoo.polite) as b, \
+                bot_zoo.zoo_bot(bot_zoo.polite) as c:
+            servers = [a, b, c][:players]
+            play_match(game, [BotSpec(s.url) for s in servers], seed=5, match_id="m-1", on_public_step=hook)
+            sent.append([json.dumps(r.json()["view"]) for s in servers for r in s.requests if r.path == "/act"])
+    assert sent[0] == sent[1] and len(sent[0]) > 10

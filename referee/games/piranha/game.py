@@ -202,13 +202,14 @@ class PiranhaPedro(Game):
             raise RulesError(f"no seat {seat} in a {state.num_players}-player match")
         return views.seat_view(self, state, seat)
 
-    def views(self, state: PiranhaState, seats: list[int]) -> dict[int, dict[str, Any]]:
+    def views(self, state: PiranhaState, seats: list[int],
+              public: dict[str, Any] | None = None) -> dict[int, dict[str, Any]]:
         """The public part (board, history, revealed cards: most of a view) built once for every seat
-        of a simultaneous step, not once per seat."""
+        of a simultaneous step, not once per seat (not at all when the spectators' was built already)."""
         for seat in seats:
             if not 0 <= seat < state.num_players:
                 raise RulesError(f"no seat {seat} in a {state.num_players}-player match")
-        public = views.public_view(self, state)
+        public = views.public_view(self, state) if public is None else public
         return {seat: views.seat_view(self, state, seat, public) for seat in seats}
 
     def public_view(self, state: PiranhaState) -> dict[str, Any]:
