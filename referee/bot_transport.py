@@ -52,12 +52,7 @@ _resolving = threading.BoundedSemaphore(MAX_RESOLVING)
 
 def resolve(host: str, port: int) -> list[str]:
     """Every address ``host`` resolves to, in the resolver's order."""
-    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    seen: list[str] = []
-    for _family, _type, _proto, _canon, sockaddr in infos:
-        if sockaddr[0] not in seen:
-            seen.append(sockaddr[0])
-    return seen
+    return list(dict.fromkeys(str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)))
 
 
 class ResolveTimeout(OSError):
@@ -310,8 +305,6 @@ class BotConnection:
     def __init__(self, url: str, tracker: ConnectionTracker, guard: AddressGuard | None = None,
                  resolver: Resolver = resolve, dns_timeout_s: float = DNS_TIMEOUT_S,
                  user_agent: str = "arena-referee/1", kept: socket.socket | None = None) -> None:
-        """``kept``: an idle connection to the same URL an earlier match ended with, opened under the same
-        guard and resolver (``referee.connection_keeper``)."""
         parts = urlsplit(url)
         self.tls = parts.scheme == "https"
         self.host = parts.hostname or ""
@@ -322,7 +315,7 @@ class BotConnection:
         self.tracker = tracker
         self.guard, self.resolver, self.dns_timeout_s = guard, resolver, dns_timeout_s
         self.user_agent = user_agent
-        self._sock: socket.socket | None = kept
+        self._sock: socket.socket | None = kept  # idle, from an earlier match (``referee.connection_keeper``)
         self._tls: ssl.SSLContext | None = None
 
     def _connect(self, timeout_s: float) -> socket.socket:
