@@ -38,6 +38,7 @@ from referee import call_pool, commitments, protocol
 from referee.asker import Asker
 from referee.bot_client import BotClient, Call, Reply, parse_json
 from referee.call_pool import shared_pool
+from referee.connection_keeper import ConnectionKeeper
 from referee.games import get_game
 from referee.protocol import TimeControls
 from referee.results import final_result
@@ -228,6 +229,7 @@ def parts(game: Any, steps: list[list[Decision]], fleet: BotFleet) -> dict[str, 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", default="pajarracos", help="pajarracos (3 seats) or piranha-pedro (6 seats)")
+    parser.add_argument("--seats", type=int, default=None, help="seats per match (default: 3 or 6, as above)")
     parser.add_argument("--matches", type=int, default=10)
     parser.add_argument("--callgrind", action="store_true", help="read callgrind's instruction counters")
     args = parser.parse_args(argv)
@@ -237,15 +239,16 @@ def main(argv: list[str] | None = None) -> int:
         # IDLE_S, a minute, which valgrind's slowness spans several phases) would take its count with it
         call_pool.IDLE_S = 1e6
     game = get_game(args.game)
-    seats = 3 if args.game == "pajarracos" else 6
+    seats = args.seats or (3 if args.game == "pajarracos" else 6)
     tc = TimeControls(decision_ms=5000)  # no timeouts however slow valgrind makes the referee
     with BotFleet(seats) as fleet:
         play_match(args.game, [BotSpec(u) for u in fleet.urls], seed=1000, time_controls=tc)  # warm-up
         counter.switch(True)
         replays: list[dict[str, Any]] = []
-        play = _cost(counter, lambda: replays.extend(
-            play_match(args.game, [BotSpec(u) for u in fleet.urls], seed=seed, time_controls=tc)
-            for seed in range(args.matches)))
+        with ConnectionKeeper() as keeper:  # the matches one after the other, as a worker's batch plays them
+            play = _cost(counter, lambda: replays.extend(
+                play_match(args.game, [BotSpec(u) for u in fleet.urls], seed=seed, time_controls=tc, keeper=keeper)
+                for seed in range(args.matches)))
         steps = steps_of(fleet, game, replays)
         run = parts(game, steps, fleet)
         run["bare"]()  # warm the bare connections, as parts() did for the wire
