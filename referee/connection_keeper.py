@@ -6,10 +6,11 @@ to three round trips per seat and match. Consecutive matches of a batch often se
 connections a match ends with, idle and clean, go to the next match if it seats the same URL.
 
 Held only from the end of one match to the start of the next: the next match takes what it can use and
-the rest is closed (``drop_idle``). So a bot never has a connection held open by a worker that is not
-playing it (a bot server with a few threads per connection would see them taken by idle connections),
-and a connection is never idle longer than a match's record takes (milliseconds), well inside any
-server's idle timeout.
+the rest is closed (``drop_idle``; the batch also drops them when its next match is not played: skipped,
+given up, lost), and nothing idle longer than ``MAX_IDLE_S`` is handed out. So a bot has no connection
+held open by a worker that is not playing it beyond the moments between two of the worker's matches (a
+bot server with a thread per connection would see its threads taken by idle connections), and a
+connection is not handed on after an idle time that a server's or a middlebox's idle timeout could end.
 
 What stays as it was:
 
@@ -33,31 +34,42 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
-from collections.abc import Hashable
+import time
+from collections.abc import Callable, Hashable
 from types import TracebackType
 
 MOST = 16  # more than the seats of any match
+MAX_IDLE_S = 1.0  # a match's record takes milliseconds; servers close idle connections after 2 s and more
 
 
 class ConnectionKeeper:
     """Idle connections by key (the bot's URL, the guard and the resolver that let them be opened)."""
 
-    def __init__(self, most: int = MOST) -> None:
-        self.most = most
-        self._idle: list[tuple[Hashable, socket.socket]] = []  # least recently given first
+    def __init__(self, most: int = MOST, max_idle_s: float = MAX_IDLE_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.most, self.max_idle_s, self.clock = most, max_idle_s, clock
+        self._idle: list[tuple[Hashable, socket.socket, float]] = []  # least recently given first
         self._lock = threading.Lock()
         self._closed = False
         self.reused = 0  # connections handed to a later match: what the keeper saved
 
     def take(self, key: Hashable) -> socket.socket | None:
         """The most recently given idle connection for ``key`` (the least likely to have been closed by an
-        idle timeout meanwhile), or None."""
+        idle timeout meanwhile), or None; those idle longer than ``max_idle_s`` are closed, not handed out."""
+        stale: list[socket.socket] = []
+        found = None
         with self._lock:
+            oldest = self.clock() - self.max_idle_s
+            while self._idle and self._idle[0][2] < oldest:
+                stale.append(self._idle.pop(0)[1])
             for index in range(len(self._idle) - 1, -1, -1):
                 if self._idle[index][0] == key:
                     self.reused += 1
-                    return self._idle.pop(index)[1]
-        return None
+                    found = self._idle.pop(index)[1]
+                    break
+        for sock in stale:
+            _close(sock)
+        return found
 
     def give(self, key: Hashable, sock: socket.socket) -> None:
         """Keep ``sock`` for a later match; beyond the bounds, the least recently given goes."""
@@ -66,7 +78,7 @@ class ConnectionKeeper:
             if self._closed:
                 surplus.append(sock)
             else:
-                self._idle.append((key, sock))
+                self._idle.append((key, sock, self.clock()))
                 while len(self._idle) > self.most:
                     surplus.append(self._idle.pop(0)[1])
         for extra in surplus:
@@ -77,7 +89,7 @@ class ConnectionKeeper:
         not playing it."""
         with self._lock:
             idle, self._idle = self._idle, []
-        for _key, sock in idle:
+        for _key, sock, _given in idle:
             _close(sock)
 
     def __len__(self) -> int:

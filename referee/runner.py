@@ -9,6 +9,7 @@ placing while the match goes on for the others. The outcome is one replay docume
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -97,15 +98,17 @@ def play_match(
     state = game.initial_state(len(bots), seed, params)
     match_id = match_id or uuid.uuid4().hex
     salt = commitments.new_salt()
-    seats = [_open_seat(i, spec, tc, guard, resolver, keeper) for i, spec in enumerate(bots)]
-    if keeper is not None:
-        keeper.drop_idle()  # what this match does not seat: held no longer
-    hold = _guard(fence, seats)
-    started_at = _now()
-    steps: list[dict[str, Any]] = []
-    asker = Asker(shared_pool(), shared_watchdog())
+    seats: list[Seat] = []
     ended = False
-    try:
+    try:  # (from the first seat on: a connection taken from ``keeper`` is closed however the match ends)
+        for i, spec in enumerate(bots):
+            seats.append(_open_seat(i, spec, tc, guard, resolver, keeper))
+        if keeper is not None:
+            keeper.drop_idle()  # what this match does not seat: held no longer
+        hold = _guard(fence, seats)
+        started_at = _now()
+        steps: list[dict[str, Any]] = []
+        asker = Asker(shared_pool(), shared_watchdog())
         _start(game, seats, asker, match_id, params, tc)
         hold()
         turn = 0
@@ -185,15 +188,21 @@ def _open_seat(i: int, spec: BotSpec, tc: TimeControls, guard: AddressGuard | No
         seat.record(Fault(FaultKind.UNSAFE_URL, str(exc), 0.0), 0, "/start")
         return seat
     kept = keeper.take(_keeper_key(url, guard, resolver)) if keeper is not None else None
-    client = BotClient(url, spec.secret, tc.max_response_bytes, guard, resolver, kept=kept)
+    try:
+        client = BotClient(url, spec.secret, tc.max_response_bytes, guard, resolver, kept=kept)
+    except BaseException:
+        if kept is not None:
+            kept.close()
+        raise
     return Seat(i, spec, client, tc.time_bank_ms, reused=kept is not None)
 
 
 def _start(game: Game, seats: list[Seat], asker: Asker, match_id: str, params: dict, tc: TimeControls) -> None:
     """Tell every bot about the match; a bot that cannot be reached forfeits at once. On a connection kept
-    from an earlier match, a connection fault is the bot having closed it while idle just as the request
-    went out (a close the poll before it would have seen): sent again on a new connection, as a match
-    without a kept one would have made it, in what is left of the budget."""
+    from an earlier match, a connection fault before the head of any answer is the bot having closed it
+    while idle just as the request went out (a close the poll before it could not see): sent once more, on
+    a new connection, as a match without a kept one would have sent it, in what is left of the budget of
+    the first (the ``/start`` phase never takes longer than ``start_ms``)."""
     players = [seat.spec.public(seat.seat) for seat in seats]
     calls = {}
     for seat in seats:
@@ -201,10 +210,11 @@ def _start(game: Game, seats: list[Seat], asker: Asker, match_id: str, params: d
             body = protocol.encode(protocol.start_body(match_id, game.spec.name, params, seat.seat, players, tc))
             headers = seat.client.signed_headers(match_id, 0, body)
             calls[seat.seat] = Call(seat.client, "POST", "/start", body, headers, tc.start_ms / 1000, empty_ok=True)
+    sent = time.perf_counter()
     replies = asker.ask(calls)
-    again = {index: replace(calls[index], budget_s=calls[index].budget_s - reply.latency_ms / 1000)
-             for index, reply in replies.items()
-             if seats[index].reused and reply.fault is not None and reply.fault.kind is FaultKind.CONNECTION}
+    left = tc.start_ms / 1000 - (time.perf_counter() - sent)
+    again = {index: replace(calls[index], budget_s=left) for index, reply in replies.items()
+             if _cut_while_kept(seats[index], reply)}
     replies.update(asker.ask(again))  # the fault closed the kept connection: these go on new ones
     for index, reply in replies.items():
         seat = seats[index]
@@ -214,6 +224,13 @@ def _start(game: Game, seats: list[Seat], asker: Asker, match_id: str, params: d
                 seat.forfeited = True
             else:
                 _strike(seat, tc)
+
+
+def _cut_while_kept(seat: Seat, reply: Reply) -> bool:
+    """The call went out on a connection kept from an earlier match (no new one was opened: the poll before
+    it did not find it closed) and the connection failed before the head of any answer came."""
+    return (seat.reused and seat.client is not None and seat.client.tracker.connections == 0
+            and reply.fault is not None and reply.fault.kind is FaultKind.CONNECTION and reply.headers_ms is None)
 
 
 def _step(game: Game, state: Any, seats: list[Seat], asker: Asker, match_id: str, seed: int, turn: int,

@@ -50,6 +50,9 @@ def run_match_job(match_id: int) -> str:
     return outcome
 
 
+PLAYED_THROUGH = frozenset({"recorded", "duplicate"})  # outcomes of a match played to its end: it kept connections
+
+
 def run_matches_job(match_ids: list[int]) -> list[str]:
     """A batch of a tournament's matches (``MatchQueue.enqueue_many``), one after the other, each claimed,
     played and recorded as a job of its own would, but for where each claim is made: the next match's in the
@@ -82,6 +85,8 @@ def run_matches_job(match_ids: list[int]) -> list[str]:
             outcome = _play(ctx, int(match_id), refits.request if refits is not None else None, claimed, ahead,
                             connections)
             claimed = ahead
+            if outcome not in PLAYED_THROUGH:
+                connections.drop_idle()  # no match of this batch is playing their bots now
             if outcome == "lost" and ctx.queue is not None:  # released, and its batch plays on: a job of its own
                 ctx.queue.enqueue(int(match_id), at_front=True)
             outcomes.append(outcome)

@@ -215,3 +215,13 @@ def test_a_batch_opens_a_connection_per_bot_not_one_per_match_and_seat(queued_co
         before = len(spy.attempts)  # (registering the bots checked them over connections of their own)
         assert jobs.run_matches_job(ids) == ["recorded"] * 6
         assert len(spy.attempts) - before == 2
+
+
+def test_a_batch_whose_next_match_is_not_played_drops_its_idle_connections(queued_context, batch_job, spy) -> None:
+    """Review finding: idle connections were dropped only when a match opened its seats, so a skipped match (or
+    one given up, or lost) left them held while no match of the batch played their bots."""
+    with h.slow_bots(2, 0) as servers:
+        ids = _claims_matches(queued_context, servers, cycles=1)
+        before = len(spy.attempts)
+        assert jobs.run_matches_job([ids[0], 10_001, ids[1]]) == ["recorded", "skipped", "recorded"]
+        assert len(spy.attempts) - before == 4  # the second match opens its own: none were held across the skip

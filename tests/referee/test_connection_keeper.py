@@ -47,6 +47,37 @@ def test_the_keeper_hands_back_the_latest_connection_of_a_key_and_keeps_within_i
             end.close()
 
 
+def test_a_connection_idle_longer_than_the_limit_is_closed_not_handed_out() -> None:
+    """A server's or a middlebox's idle timeout may have ended it without a word (a silent drop would make
+    /start time out, and the seat forfeit): past ``max_idle_s`` a new connection is opened instead."""
+    now = [100.0]
+    keeper = ConnectionKeeper(max_idle_s=1.0, clock=lambda: now[0])
+    old, fresh = _pair(), _pair()
+    keeper.give("x", old[0])
+    now[0] += 0.6
+    keeper.give("x", fresh[0])
+    now[0] += 0.6  # the first has been idle 1.2 s, the second 0.6 s
+    assert keeper.take("x") is fresh[0] and old[0].fileno() == -1
+    now[0] += 5
+    keeper.give("y", old[1])
+    now[0] += 1.5
+    assert keeper.take("y") is None and old[1].fileno() == -1 and len(keeper) == 0
+    for pair in (old, fresh):
+        for end in pair:
+            end.close()
+
+
+def test_the_keeper_closes_the_least_recently_given_beyond_its_total() -> None:
+    keeper = ConnectionKeeper(most=2)
+    pairs = [_pair() for _ in range(3)]
+    for key, pair in zip("abc", pairs, strict=True):
+        keeper.give(key, pair[0])
+    assert pairs[0][0].fileno() == -1 and keeper.take("b") is pairs[1][0] and keeper.take("c") is pairs[2][0]
+    for pair in pairs:
+        for end in pair:
+            end.close()
+
+
 def _play(servers: list[bot_zoo.ZooServer], keeper: ConnectionKeeper, seed: int, guard=LOOPBACK,
           tc: TimeControls = QUICK) -> dict:
     return play_match("piranha-pedro", [BotSpec(s.url) for s in servers], seed=seed, time_controls=tc,
@@ -154,6 +185,73 @@ def test_start_is_sent_again_once_only_and_a_bot_that_hangs_up_on_every_start_fo
         assert [(f["seat"], f["path"], f["kind"]) for f in replay["faults"]] == [(0, "/start", "connection_error")]
         assert replay["result"]["forfeited"] == [0]
         assert a.paths() == ["/start", "/start"]  # the kept connection's, then a new one's; not a third
+
+
+def test_start_sent_again_still_ends_within_the_start_budget() -> None:
+    """Review finding: the retry had a budget of its own, after the slowest seat's /start: a seat on a kept
+    connection that hung up at once got a second full budget, so the /start phase (the worker's time, its
+    lease) took nearly twice ``start_ms``. The retry now gets what is left of the first one's."""
+    tc = TimeControls(decision_ms=2000, start_ms=600)
+
+    def slow_start(req: bot_zoo.Request, sock: socket.socket) -> None:
+        if req.path == "/start":
+            time.sleep(0.4)
+        bot_zoo.polite(req, sock)
+
+    first: list[socket.socket] = []
+
+    def hang_up_then_slow(req: bot_zoo.Request, sock: socket.socket) -> None:
+        if req.path == "/start":
+            if not first or first[0] is sock:  # the kept connection: hung up as /start arrives
+                first.append(sock)
+                sock.shutdown(socket.SHUT_RDWR)
+                return
+            time.sleep(0.4)  # on the new one: past what is left of 0.6 s after seat 0's 0.4
+        bot_zoo.polite(req, sock)
+
+    with bot_zoo.zoo_bot(slow_start) as a, bot_zoo.zoo_bot(hang_up_then_slow) as b, ConnectionKeeper() as keeper:
+        keeper.give(_key(b.url), socket.create_connection(("127.0.0.1", b.server_address[1])))
+        started = time.perf_counter()
+        replay = _play([a, b], keeper, 1, tc=tc)
+        elapsed = time.perf_counter() - started
+    assert [(f["seat"], f["path"], f["kind"]) for f in replay["faults"]] == [(1, "/start", "timeout")]
+    assert b.paths().count("/start") == 2  # sent again, on a new connection, then cut at the first's deadline
+    assert elapsed < 0.75, f"the match took {elapsed:.2f} s with start_ms=600"
+
+
+def test_a_start_answer_cut_mid_body_on_a_kept_connection_is_the_bots_fault_not_sent_again() -> None:
+    """Review finding: any connection fault on a kept connection was sent again, so a bot's own broken answer
+    (a head, then a body cut short) vanished from the record. Only a fault before any answer's head is."""
+    def cut_start(req: bot_zoo.Request, sock: socket.socket) -> None:
+        if req.path == "/start":
+            sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n{")
+            sock.shutdown(socket.SHUT_RDWR)
+            return
+        bot_zoo.polite(req, sock)
+
+    with bot_zoo.zoo_bot(cut_start) as a, bot_zoo.zoo_bot(bot_zoo.polite) as b, ConnectionKeeper() as keeper:
+        keeper.give(_key(a.url), socket.create_connection(("127.0.0.1", a.server_address[1])))
+        replay = _play([a, b], keeper, 1)
+        assert [(f["seat"], f["path"], f["kind"]) for f in replay["faults"]] == [(0, "/start", "connection_error")]
+        assert a.paths() == ["/start"]
+
+
+def test_a_match_that_fails_to_set_up_closes_the_connections_it_took(monkeypatch) -> None:
+    """Review finding: a match took its seats' kept connections before its ``try``; a failure on the way (the
+    call pool's thread could not start) left them open until the collector found them."""
+    from referee import runner
+
+    with bot_zoo.zoo_bot(bot_zoo.polite) as a, bot_zoo.zoo_bot(bot_zoo.polite) as b, ConnectionKeeper() as keeper:
+        _play([a, b], keeper, 1)
+        held = [entry[1] for entry in keeper._idle]
+
+        def broken(*_args: object) -> None:
+            raise RuntimeError("can't start new thread")
+
+        monkeypatch.setattr(runner, "Asker", broken)
+        with pytest.raises(RuntimeError):
+            _play([a, b], keeper, 2)
+        assert len(held) == 2 and [sock.fileno() for sock in held] == [-1, -1] and len(keeper) == 0
 
 
 def _key(url: str) -> tuple:
