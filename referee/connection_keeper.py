@@ -22,8 +22,9 @@ What stays as it was:
   lease, the arena's own error) closes every one, as before.
 - **A connection the bot closed while idle** is noticed before reuse and replaced (the poll that
   ``multiplex.claim`` and ``BotConnection.request`` make). The one race a poll cannot see, the bot
-  closing it just as ``/start`` goes out, would forfeit the seat: a connection fault on a kept connection
-  at ``/start`` is sent again on a new one, within what is left of its budget (``runner._start``).
+  closing it just as ``/start`` goes out, would forfeit the seat: a connection fault before any answer's
+  head, on the kept connection itself, is sent once more on a new one, within what is left of the first
+  one's ``start_ms`` (``runner._start``); a fault after the head is the bot's, recorded as always.
 
 Bounded by ``most`` (the least recently given closed first); the batch closes what is left when it ends
 (``close``, or the ``with`` block).
