@@ -214,7 +214,7 @@ def _start(game: Game, seats: list[Seat], asker: Asker, match_id: str, params: d
     replies = asker.ask(calls)
     left = tc.start_ms / 1000 - (time.perf_counter() - sent)
     again = {index: replace(calls[index], budget_s=left) for index, reply in replies.items()
-             if _cut_while_kept(seats[index], reply)}
+             if left > 0 and _cut_while_kept(seats[index], reply)}  # (no time left: the fault stands as it came)
     replies.update(asker.ask(again))  # the fault closed the kept connection: these go on new ones
     for index, reply in replies.items():
         seat = seats[index]

@@ -219,6 +219,30 @@ def test_start_sent_again_still_ends_within_the_start_budget() -> None:
     assert elapsed < 0.75, f"the match took {elapsed:.2f} s with start_ms=600"
 
 
+def test_no_start_is_sent_again_once_the_first_ones_time_is_up() -> None:
+    """The other seat used all of ``start_ms``: nothing is left for a second /start, so none is sent and the
+    connection fault stands as it came (not a timeout of a call never made)."""
+    tc = TimeControls(decision_ms=2000, start_ms=300)
+
+    def too_slow_start(req: bot_zoo.Request, sock: socket.socket) -> None:
+        if req.path == "/start":
+            time.sleep(0.5)
+        bot_zoo.polite(req, sock)
+
+    def hang_up_on_start(req: bot_zoo.Request, sock: socket.socket) -> None:
+        if req.path == "/start":
+            sock.shutdown(socket.SHUT_RDWR)
+            return
+        bot_zoo.polite(req, sock)
+
+    with bot_zoo.zoo_bot(too_slow_start) as a, bot_zoo.zoo_bot(hang_up_on_start) as b, ConnectionKeeper() as keeper:
+        keeper.give(_key(b.url), socket.create_connection(("127.0.0.1", b.server_address[1])))
+        replay = _play([a, b], keeper, 1, tc=tc)
+        assert sorted((f["seat"], f["path"], f["kind"]) for f in replay["faults"]) == [
+            (0, "/start", "timeout"), (1, "/start", "connection_error")]
+        assert b.paths() == ["/start"]
+
+
 def test_a_start_answer_cut_mid_body_on_a_kept_connection_is_the_bots_fault_not_sent_again() -> None:
     """Review finding: any connection fault on a kept connection was sent again, so a bot's own broken answer
     (a head, then a body cut short) vanished from the record. Only a fault before any answer's head is."""
