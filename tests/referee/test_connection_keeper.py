@@ -229,13 +229,8 @@ def test_no_start_is_sent_again_once_the_first_ones_time_is_up() -> None:
             time.sleep(0.5)
         bot_zoo.polite(req, sock)
 
-    def hang_up_on_start(req: bot_zoo.Request, sock: socket.socket) -> None:
-        if req.path == "/start":
-            sock.shutdown(socket.SHUT_RDWR)
-            return
-        bot_zoo.polite(req, sock)
-
-    with bot_zoo.zoo_bot(too_slow_start) as a, bot_zoo.zoo_bot(hang_up_on_start) as b, ConnectionKeeper() as keeper:
+    with bot_zoo.zoo_bot(too_slow_start) as a, bot_zoo.zoo_bot(_HangUpOnReuse(always=True)) as b, \
+            ConnectionKeeper() as keeper:
         keeper.give(_key(b.url), socket.create_connection(("127.0.0.1", b.server_address[1])))
         replay = _play([a, b], keeper, 1, tc=tc)
         assert sorted((f["seat"], f["path"], f["kind"]) for f in replay["faults"]) == [
