@@ -30,9 +30,10 @@ PREFIX = "arena:{queue}:live:"
 KEEP_S = 3600  # a kept event (and a topic's counter) outlives a quiet hour, no more
 BACKLOG = 256  # events waiting for one slow spectator before it is sent the kept event instead
 READERS = 16  # kept-event reads at once per process: a crowd arriving together must not drain the Redis pool
-BATCH = 64  # events sent in one round trip at most
-LINGER_S = 0.005  # a batch waits this long after its first event for more (a fast match's steps come ~1 ms apart)
+BATCH = 256  # events sent in one round trip at most
+LINGER_S = 0.025  # a batch waits this long after its first event for more (a fast match's steps come ~0.5 ms apart)
 READ_TIMEOUT_S = 1.0  # a page's read of a topic's counter or kept event gives up after this
+QueuedEvent = tuple[str, str, bytes, bool, bool]  # an event as the publisher queues it: topic, kind, JSON, keep, send
 KEPT_FRESH_S = 0.05  # a kept event read this recently is served again (a crowd on one topic costs one read)
 
 # A batch of events in one call, in order: for each, count it, splice the count into its JSON, keep it
@@ -72,7 +73,7 @@ class LivePublisher:
 
     def __init__(self, redis: Redis, queue_name: str, capacity: int = 10_000) -> None:
         self.redis, self.prefix = redis, PREFIX.format(queue=queue_name)
-        self._queue: queue.Queue[tuple[str, str, bytes, bool, bool] | None] = queue.Queue(capacity)
+        self._queue: queue.Queue[QueuedEvent | None] = queue.Queue(capacity)
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._script = redis.register_script(_PUBLISH)
@@ -113,7 +114,9 @@ class LivePublisher:
             batch = [self._queue.get()]
             # What comes within LINGER_S goes out with it: sent as they came, a fast match's events cost a
             # round trip each, 4 ms of this thread's CPU per Pajarracos match, taken from the referee's GIL.
-            # Spectators see each event at most LINGER_S later.
+            # Spectators see each event at most LINGER_S later: 25 ms, under a frame of a 30 Hz screen. At 5 ms a
+            # Piranha Pedro match (about 10 ms here) took two or three round trips of this thread, each a wake-up
+            # and 100-200 us of its CPU on a loaded 2-core host; at 25 ms a round trip serves two or three matches.
             # One sleep, then what came is taken without waiting: waiting for each event woke this thread once an
             # event, each wake-up taking the interpreter's lock from the referee (bench.worker_loop: with the
             # packing in _send, the CPU of the worker's other threads went from 1.33 to 1.09 ms a Piranha Pedro match).
@@ -136,7 +139,7 @@ class LivePublisher:
             if len(events) < len(batch):
                 return
 
-    def _send(self, events: list[tuple[str, str, bytes, bool, bool]]) -> None:
+    def _send(self, events: list[QueuedEvent]) -> None:
         """The events in order, in one round trip and one script call (a step's event and its kept board
         come together, and a worker's events cost Redis one round trip per batch, not each)."""
         if not events:  # (the thread told to end, nothing with it)
@@ -144,7 +147,7 @@ class LivePublisher:
         keys: list[str] = []
         places: dict[str, int] = {}
         args: list[Any] = [KEEP_S]
-        for topic, kind, body, keep, send in events:
+        for topic, kind, body, keep, send in superseded_keeps_dropped(events):
             place = places.get(topic)
             if place is None:
                 place = places[topic] = len(places) + 1
@@ -152,6 +155,22 @@ class LivePublisher:
                 keys += [channel, channel + ":seq", channel + ":last"]
             args.append(f"{'1' if keep else '0'}{'1' if send else '0'}{place} {kind}\n".encode() + body)
         self._script(keys=keys, args=args)  # (loads the script again into a restarted Redis that forgot it)
+
+
+def superseded_keeps_dropped(events: list[QueuedEvent]) -> list[QueuedEvent]:
+    """The events, less those only kept (not sent) whose topic keeps a later one in the same batch: a kept event
+    replaces the one before it as the batch runs, so nobody could ever read those."""
+    kept_later: set[str] = set()
+    wanted = []
+    for event in reversed(events):
+        topic, _kind, _body, keep, send = event
+        if keep:
+            if not send and topic in kept_later:
+                continue
+            kept_later.add(topic)
+        wanted.append(event)
+    wanted.reverse()
+    return wanted
 
 
 class Listener:

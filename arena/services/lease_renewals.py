@@ -27,21 +27,22 @@ class Renewals:
         self._due: dict[Renewable, float] = {}  # a lease in play -> when to renew it (time.monotonic())
         self._renewing: Renewable | None = None
         self._thread: threading.Thread | None = None
+        self._waking_at = float("inf")  # when the thread wakes by itself (inf: it waits to be told)
 
     def add(self, lease: Renewable) -> None:
         """Renew ``lease`` every third of it from now on, until ``remove`` or until it is lost."""
         with self._changed:
-            self._due[lease] = time.monotonic() + lease.lease_s / 3
+            due = self._due[lease] = time.monotonic() + lease.lease_s / 3
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="arena-lease-renewals", daemon=True)
                 self._thread.start()
-            self._changed.notify_all()
+            if due < self._waking_at:  # (else the thread wakes in time by itself: no hand-off per match)
+                self._changed.notify_all()
 
     def remove(self, lease: Renewable) -> None:
         """No more renewals of ``lease``; returns once none is under way (as joining its own thread did)."""
-        with self._changed:
+        with self._changed:  # (the thread is not woken: when it wakes, it finds the lease gone)
             self._due.pop(lease, None)
-            self._changed.notify_all()
             while self._renewing is lease:
                 self._changed.wait()
 
@@ -68,12 +69,15 @@ class Renewals:
         """Wait (holding ``_changed``'s lock between waits) until a lease is due; return it."""
         while True:
             if not self._due:
+                self._waking_at = float("inf")
                 self._changed.wait()
                 continue
             lease, due = min(self._due.items(), key=lambda item: item[1])
             wait_s = due - time.monotonic()
             if wait_s <= 0:
+                self._waking_at = float("-inf")  # (renewing: an ``add`` meanwhile must tell it)
                 return lease
+            self._waking_at = due
             self._changed.wait(wait_s)
 
 

@@ -76,3 +76,49 @@ def test_removing_a_lease_waits_for_its_renewal_under_way() -> None:
     assert removed.wait(5)
     remover.join()
     assert len(lease.renewed) == 1
+
+
+class _CountingCondition(threading.Condition):
+    """A condition that counts how often its waiters were told to wake."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.told = 0
+
+    def notify_all(self) -> None:
+        self.told += 1
+        super().notify_all()
+
+
+def test_a_batch_of_matches_does_not_wake_the_thread_each_regression_two_hand_offs_a_match() -> None:
+    """Each match's ``add`` and ``remove`` woke the thread, which only found that nothing was due: about ten
+    futex calls a match between it and the referee's thread (strace on bench.worker_loop). A lease due later
+    than the thread's next wake-up, or one removed, now leaves the thread asleep."""
+    renewals = Renewals()
+    renewals._changed = counting = _CountingCondition()
+    first = FakeLease(10, 30.0)
+    renewals.add(first)  # (the thread starts and must learn of it)
+    _wait(lambda: renewals._waking_at < float("inf"))  # asleep until the first lease's third
+    told = counting.told
+    leases = [FakeLease(11 + n, 30.0) for n in range(50)]
+    for lease in leases:  # a worker's matches, one after the other
+        renewals.add(lease)
+        renewals.remove(lease)
+    assert counting.told == told
+    renewals.remove(first)
+    assert counting.told == told
+
+
+def test_a_lease_due_before_the_threads_next_wake_up_is_renewed_in_time() -> None:
+    """The thread sleeping until a long lease's third is woken for a shorter lease added after it."""
+    renewals = Renewals()
+    long, short = FakeLease(20, 30.0), FakeLease(21, 0.15)
+    renewals.add(long)
+    time.sleep(0.1)  # (the thread asleep until the long lease's third)
+    added = time.monotonic()
+    renewals.add(short)
+    _wait(lambda: len(short.renewed) >= 2, timeout_s=2)
+    assert short.renewed[0] - added < 1.0
+    renewals.remove(short)
+    renewals.remove(long)
+    assert long.renewed == []

@@ -277,3 +277,53 @@ def test_silent_redis_regression_a_tournament_page_waited_out_the_cut() -> None:
     finally:
         silent.close()
     assert took < 4 * READ_TIMEOUT_S + 1, f"the reads waited {took:.1f} s"
+
+
+def test_a_board_only_kept_and_kept_again_later_in_the_batch_never_reaches_redis(tmp_path) -> None:
+    """Each step of a watched match queues its change (sent) and its whole board (only kept, for newcomers);
+    a batch carries many steps, and each kept board replaces the one before it as the batch runs. Those
+    replaced in the same batch are no longer sent to Redis: spectators get every sent event in order, the
+    kept event is the batch's last, and a board both sent and kept always goes."""
+    from arena.runtime.live_bus import PREFIX, LivePublisher, superseded_keeps_dropped
+    from tests.arena.service_harness import RedisServer
+
+    def board(turn: int) -> bytes:
+        return orjson.dumps({"turn": turn, "view": "whole"})
+
+    events = [("match-1", "board", board(0), True, True)]  # sent and kept
+    for turn in range(1, 21):
+        events += [("match-1", "step", orjson.dumps({"turn": turn}), False, True),
+                   ("match-1", "board", board(turn), True, False)]
+        if turn == 10:
+            events.append(("match-2", "board", board(99), True, False))  # another topic's, alone: kept
+            events.append(("match-1", "board", board(turn), True, True))  # sent and kept: goes
+    wanted = superseded_keeps_dropped(events)
+    assert [e for e in events if e[4]] == [e for e in wanted if e[4]]  # every sent event, in order
+    assert [e for e in wanted if not e[4]] == [events[-1], ("match-2", "board", board(99), True, False)][::-1]
+    server = RedisServer(tmp_path)
+    server.start()
+    redis = connect(server.url)
+    publisher = LivePublisher(redis, "q")
+    prefix = PREFIX.format(queue="q")
+    try:
+        pubsub = redis.pubsub(ignore_subscribe_messages=True)
+        pubsub.psubscribe(prefix + "match-*")
+        pubsub.get_message(timeout=1)  # subscribed
+        publisher._send(events)
+        heard: list[dict] = []
+        deadline = time.monotonic() + 5
+        while len(heard) < 22 and time.monotonic() < deadline:
+            message = pubsub.get_message(timeout=0.5)
+            if message:
+                heard.append(json.loads(message["data"].split(b"\n", 1)[1]))
+        pubsub.close()
+        assert [event.get("turn") for event in heard] == [0, *range(1, 11), 10, *range(11, 21)]
+        assert [event["seq"] for event in heard] == sorted({event["seq"] for event in heard})
+        last = orjson.loads(redis.get(prefix + "match-1:last").split(b"\n", 1)[1])
+        assert last["turn"] == 20 and last["seq"] == heard[-1]["seq"] + 1  # the batch's last board, counted after
+        assert int(redis.get(prefix + "match-1:seq")) == 23  # 22 sent and 1 kept: the 19 replaced never went
+        assert orjson.loads(redis.get(prefix + "match-2:last").split(b"\n", 1)[1])["turn"] == 99
+    finally:
+        publisher.close()
+        redis.close()
+        server.stop()
