@@ -41,7 +41,7 @@ from arena.domain.schedules import table_seeds
 from arena.services import probation
 from arena.services.bot_owner import effective_capacity as capacity
 from arena.services.ladders import effective_settings
-from arena.services.publication import close_deal
+from arena.services.publication import close_deal, in_id_order
 from arena.storage.models import Bot, BotStatus, Ladder, LadderStatus, Match, MatchSeat, MatchStatus, Rating, utcnow
 
 UNRATED_HALF_WIDTH = 700.0  # Elo either side of the prior for a bot with no fitted rating yet
@@ -135,8 +135,8 @@ def _cancel_off_ladder(session: Session, off: set[int]) -> list[int]:
         .distinct().order_by(Match.id)).all()
     cancelled = []
     for deal in sorted({(ladder_id, seed) for _id, ladder_id, seed in rows}):
-        rotations = session.execute(select(Match.id, Match.status).where(
-            Match.ladder_id == deal[0], Match.seed == deal[1]).order_by(Match.id)).all()
+        rotations = in_id_order(session.execute(select(Match.id, Match.status).where(  # (ordered here: ``in_id_order``)
+            Match.ladder_id == deal[0], Match.seed == deal[1])))
         if any(status not in (*UNSTARTED, MatchStatus.CANCELLED) for _id, status in rotations):
             continue  # started: played out
         for match_id, _status in rotations:

@@ -395,3 +395,80 @@ def test_a_replay_held_here_yields_to_the_one_another_attempt_stored(context) ->
     with context.db.session(readonly=True) as session:
         stored = session.scalars(select(MatchSeat.rank).where(MatchSeat.match_id == first).order_by(MatchSeat.seat))
         assert list(stored) == ranks != played[first]["result"]["ranks"]
+
+
+def _vm_steps(session, read) -> int:  # type: ignore[no-untyped-def]
+    """The SQLite virtual machine's steps that ``read`` takes (a count, not a clock: the same on any machine)."""
+    from arena.storage.db import core
+
+    driver = core(session).connection.dbapi_connection
+    steps = [0]
+
+    def count() -> int:
+        steps[0] += 1
+        return 0
+
+    driver.set_progress_handler(count, 1)
+    try:
+        read()
+    finally:
+        driver.set_progress_handler(None, 1)
+    return steps[0]
+
+
+def test_a_deals_read_does_not_grow_with_its_tournament_regression_every_record_read_the_whole_tournament(
+        tmp_path) -> None:
+    """The deal's statements asked for their rows in id order, and SQLite walked the tournament's index by id
+    (which gives that order) through every match of the tournament to find the deal's two: a record of a
+    tournament of 1,200 matches spent about 1 ms there (bench.worker_loop --cycles 100), and so did every match
+    of a ladder, reading all it ever played. They now read the deal's index and are ordered after."""
+    from sqlalchemy import insert
+
+    from arena.composition import Context
+    from arena.config import Settings
+    from arena.services.publication import DEAL_COLUMNS, deal_query, deal_statuses
+    from arena.storage.db import Database, core
+
+    db = Database(f"sqlite:///{tmp_path / 'arena.db'}")
+    db.migrate()
+    context = Context(settings=Settings(), db=db, queue=None, live=None)
+    with h.slow_bots(2, 0) as servers:
+        tournament_id, (first, twin) = _deal_of_two(context, servers)
+    with db.session(readonly=True) as session:
+        known = session.execute(select(*DEAL_COLUMNS).where(Match.id == first)).one()
+
+    def steps() -> tuple[int, int]:
+        with db.session(readonly=True) as session:
+            statuses = _vm_steps(session, lambda: deal_statuses(session, first, tournament_id, None, known.seed))
+            replays = _vm_steps(session, lambda: list(core(session).execute(*deal_query(False, first, known, {}))))
+            assert [i for i, _ in deal_statuses(session, first, tournament_id, None, known.seed)] == [first, twin]
+            return statuses, replays
+
+    small = steps()
+    with db.session() as session:  # 3,000 more queued matches of the tournament, other deals
+        row = {c.key: getattr(session.get(Match, first), c.key) for c in Match.__table__.columns if c.key != "id"}
+        session.execute(insert(Match), [{**row, "seed": known.seed + 1 + n} for n in range(3000)])
+    large = steps()
+    assert all(after < before * 1.5 for before, after in zip(small, large, strict=True)), (small, large)
+
+
+def test_every_kind_of_deal_is_found_by_its_seed_on_sqlite(tmp_path) -> None:
+    """A ladder's deal as a tournament's (the test above): each deal statement searches the matches by owner and
+    seed (the deal's index), never by owner alone (every match of the ladder or tournament)."""
+    from sqlalchemy.dialects import sqlite
+
+    from arena.services import publication
+    from arena.storage.db import Database
+
+    db = Database(f"sqlite:///{tmp_path / 'arena.db'}")
+    db.migrate()
+    driver = db.engine.raw_connection()
+    try:
+        for statements in (publication._DEAL_STATUSES, publication._DEAL_REPLAYS):
+            for kind in ("tournament", "ladder"):
+                sql = re.sub(r"\(__\[POSTCOMPILE_\w+\]\)", "('queued', 'running')",
+                             str(statements[kind].compile(dialect=sqlite.dialect())))
+                plan = [row[3] for row in driver.execute("EXPLAIN QUERY PLAN " + sql, [1] * sql.count("?"))]
+                assert f"{kind}_id=? AND seed=?" in plan[0], (kind, plan)
+    finally:
+        driver.close()
