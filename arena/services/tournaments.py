@@ -202,12 +202,12 @@ def cancel_tournament(session: Session, organizer: Account, tournament_id: int,
     return tournament
 
 
-_OPEN_MATCHES = select(tournament_open(Match.__table__, "tournament_id"))
+_OPEN_MATCHES = tournament_open(Match.__table__, "tournament_id")
 
 
-def finish_tournament_if_done(session: Session, tournament_id: int, open_matches: bool | None = None) -> int:
+def finish_tournament_if_done(session: Session, tournament_id: int, open_matches: int | None = None) -> int:
     """Mark a running tournament finished once none of its matches is queued or running (1 if so).
-    ``open_matches``: whether any is, when the caller read it in this transaction under the board's lock
+    ``open_matches``: how many are, when the caller read it in this transaction under the board's lock
     (``publication.settle_deal``); else read here."""
     if open_matches is None:
         open_matches = core(session).scalar(_OPEN_MATCHES, {"tournament_id": tournament_id})  # Core: once per match
