@@ -330,6 +330,11 @@ class LiveBus:
     def keep(self, topic: str, kind: str, data: dict[str, Any]) -> None:
         self.publisher.publish(topic, kind, data, keep=True, send=False)
 
+    def flush(self, timeout_s: float = 5.0) -> bool:
+        """Send what is queued (a worker about to exit: its last events wait out ``LINGER_S`` otherwise, and a
+        daemon thread dies with the process)."""
+        return self.publisher.flush(timeout_s)
+
     def close(self) -> None:
         self.publisher.close()
         self.hub.stop()

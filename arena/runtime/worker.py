@@ -149,6 +149,8 @@ def run_worker(context: Context, burst: bool = False, reconcile_in_background: b
     finally:
         if reconciler:
             reconciler.stopping.set()
+        if context.live is not None:  # the last matches' statuses: else a page never learns they ended
+            context.live.flush()
 
 
 class _Stop(Exception):

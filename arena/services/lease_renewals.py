@@ -75,7 +75,7 @@ class Renewals:
             lease, due = min(self._due.items(), key=lambda item: item[1])
             wait_s = due - time.monotonic()
             if wait_s <= 0:
-                self._waking_at = float("-inf")  # (renewing: an ``add`` meanwhile must tell it)
+                self._waking_at = float("-inf")  # (renewing: it looks at every lease again after, unasked)
                 return lease
             self._waking_at = due
             self._changed.wait(wait_s)

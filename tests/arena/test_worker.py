@@ -145,3 +145,40 @@ def test_regression_a_stopped_worker_waited_a_minute_for_its_command_listener(tm
         assert not stopping.is_alive() and time.monotonic() - started < ArenaWorker.PUBSUB_WAKE_S + 1.5
     finally:
         server.stop()
+
+
+def test_regression_a_worker_exiting_right_after_a_match_lost_its_last_live_events(tmp_path) -> None:
+    """A worker's live events wait up to ``LINGER_S`` in its publisher's daemon thread, to go out together. A worker
+    that stopped right after a match (a deploy's SIGTERM, ``--burst``) ended with them unsent: the match's page
+    never heard that it ended (a helper's review: 1 event of 15 arrived). ``run_worker`` now sends them first."""
+    from dataclasses import replace
+
+    from arena.composition import Context
+    from arena.config import Settings
+    from arena.runtime.jobs import set_worker_context
+    from arena.runtime.live_bus import PREFIX, LiveBus
+    from arena.runtime.queue import MatchQueue
+    from arena.runtime.worker import run_worker
+    from arena.storage.db import Database
+
+    server = RedisServer(tmp_path)
+    server.start()
+    try:
+        redis = connect(server.url)
+        settings = replace(Settings(), redis_url=server.url, data_dir=tmp_path, queue_name="exit-probe")
+        db = Database(f"sqlite:///{tmp_path / 'arena.db'}")
+        db.migrate()
+        context = Context(settings=settings, db=db, queue=MatchQueue(redis, settings),
+                          live=LiveBus(redis, settings.queue_name, settings.live_streams))
+        for n in range(5):
+            context.queue.queue.enqueue("tests.arena.rq_live_probe.publish_status", f"match-{n}")
+        try:
+            assert run_worker(context, burst=True, reconcile_in_background=False) == 0
+            prefix = PREFIX.format(queue=settings.queue_name)
+            assert [redis.get(f"{prefix}match-{n}:last") is not None for n in range(5)] == [True] * 5
+        finally:
+            set_worker_context(None)
+            context.live.close()
+            db.dispose()
+    finally:
+        server.stop()
