@@ -33,8 +33,8 @@ READERS = 16  # kept-event reads at once per process: a crowd arriving together 
 BATCH = 256  # events sent in one round trip at most
 LINGER_S = 0.025  # a batch waits this long after its first event for more (a fast match's steps come ~0.5 ms apart)
 READ_TIMEOUT_S = 1.0  # a page's read of a topic's counter or kept event gives up after this
-QueuedEvent = tuple[str, str, bytes, bool, bool]  # an event as the publisher queues it: topic, kind, JSON, keep, send
 KEPT_FRESH_S = 0.05  # a kept event read this recently is served again (a crowd on one topic costs one read)
+QueuedEvent = tuple[str, str, bytes, bool, bool]  # an event as the publisher queues it: topic, kind, JSON, keep, send
 
 # A batch of events in one call, in order: for each, count it, splice the count into its JSON, keep it
 # and/or publish it. One call per batch, not one per event: redis-py's own work per command was most of

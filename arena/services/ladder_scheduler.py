@@ -135,7 +135,7 @@ def _cancel_off_ladder(session: Session, off: set[int]) -> list[int]:
         .distinct().order_by(Match.id)).all()
     cancelled = []
     for deal in sorted({(ladder_id, seed) for _id, ladder_id, seed in rows}):
-        rotations = in_id_order(session.execute(select(Match.id, Match.status).where(  # (ordered here: ``in_id_order``)
+        rotations = in_id_order(session.execute(select(Match.id, Match.status).where(
             Match.ladder_id == deal[0], Match.seed == deal[1])))
         if any(status not in (*UNSTARTED, MatchStatus.CANCELLED) for _id, status in rotations):
             continue  # started: played out
