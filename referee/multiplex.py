@@ -225,11 +225,11 @@ def _judge(job: _Job) -> tuple[Reply, bool] | None:
         return too_large(cap, job.t0, bytes(body[:EVIDENCE]), status), False
     if not parser.done:
         return None
-    return complete_reply(status, body, job.t0, job.deadline, job.call.empty_ok)
+    return complete_reply(status, body, job.t0, job.deadline, job.call.empty_ok, job.headers_ms)
 
 
 def _with_headers(reply: Reply, job: _Job) -> Reply:
-    return reply if job.headers_ms is None else reply.with_headers_ms(job.headers_ms)
+    return reply if job.headers_ms is None or reply.headers_ms is not None else reply.with_headers_ms(job.headers_ms)
 
 
 def _finish(replies: dict[int, Reply], seat: int, call: Call, reply: Reply, keep: bool, complete: bool) -> None:

@@ -127,3 +127,27 @@ def test_a_turn_given_up_on_a_kept_connection_never_reaches_the_bot_later() -> N
     assert reply.fault is not None and reply.fault.kind == FaultKind.TIMEOUT, reply
     assert client.tracker.connections == 1  # the second call did go over the kept connection
     assert outcome["reset"] and outcome["received"] < len(body), outcome
+
+
+def test_a_complete_answer_reads_the_same_on_both_paths_its_head_time_included() -> None:
+    """A kept connection's reply is built once, with the time its head came in (``complete_reply``'s
+    ``headers_ms``): the fields a caller reads (the checker's Nagle test reads ``headers_ms``) are those the
+    threaded path gives for the same answer, a ``/start`` or ``/end`` answer as well as an action."""
+    watchdog = Watchdog()
+    asker = Asker(CallPool(), watchdog)
+    with bot_zoo.zoo_bot(bot_zoo.polite) as zoo:
+        client = BotClient(zoo.url)
+        try:
+            calls = [Call(client, "POST", path, b'{"legal_actions": [7]}', {}, 2.0, empty_ok=path != "/act")
+                     for path in ("/start", "/act", "/end", "/act")]
+            replies = [asker.ask({0: call})[0] for call in calls]  # the first opens the connection: threaded
+        finally:
+            client.close()
+            watchdog.close()
+    assert client.tracker.connections == 1  # so every call after the first was carried by ``multiplex``
+    threaded, carried = replies[0], replies[1:]
+    for reply in replies:
+        assert reply.fault is None and reply.status == 200, reply
+        assert reply.headers_ms is not None and 0 < reply.headers_ms <= reply.latency_ms, reply
+    assert (carried[1].data, carried[1].body_bytes) == (threaded.data, threaded.body_bytes)
+    assert carried[0].data == {"action": 7} and carried[0].body_bytes == carried[2].body_bytes
