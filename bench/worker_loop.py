@@ -75,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
                              "backends' /proc/PID/schedstat across each execute) and in all (every server process)")
     parser.add_argument("--drop-indexes", action="store_true",
                         help="an experiment: drop the secondary indexes of matches first (what their upkeep costs)")
+    parser.add_argument("--no-live-feed", action="store_true",
+                        help="an experiment: matches played without their spectators' feed (``live_feed.match_feed``: "
+                             "a match page's boards and steps; the deal's announcements stay): what the feed costs")
     parser.add_argument("--profile", default=None, help="write a pyinstrument profile of the loop here")
     parser.add_argument("--play-only", action="store_true",
                         help="only the referee's part: play_match on the same matches, nothing stored")
@@ -114,6 +117,8 @@ def run(args: argparse.Namespace, context, servers: list) -> None:  # type: igno
         # no lease renewal, no second look at a hidden board; else instructions would follow the slowdown
         context = dataclasses.replace(context, settings=dataclasses.replace(context.settings, match_lease_s=3600))
         live_feed.RECHECK_S = float("inf")
+    if args.no_live_feed:
+        live_feed.match_feed = lambda *_a, **_k: None  # (run_match then plays with no spectators' hook)
     jobs.set_worker_context(context)
     play = [0.0, 0.0]
     played = matches_service.play_match

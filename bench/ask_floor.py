@@ -1,0 +1,153 @@
+"""A kept-alive /act call as the referee makes it, against the floor of the same exchange: CPU and instructions.
+
+    python -m bench.ask_floor [--loops 15]
+    valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file=/tmp/cg.%p python -m bench.ask_floor --callgrind
+
+``BotFleet(3)`` plays three Pajarracos matches; the /act bodies its bots were sent are then sent again, one at a
+time, each bot on connections kept alive, three ways:
+
+- ``raw``: a blocking socket, the request written at once and read until its declared length, with no parser, no
+  deadline and no check: what the kernel's send, wait and receive cost this thread, and nothing else;
+- ``minimal``: the referee's own request bytes (``BotConnection.message``), a non-blocking send, ``poll``, the
+  response parser (``referee.http_wire``) and the answer's JSON (``parse_json``): the essentials of a call that
+  one thread can make to many bots at once;
+- ``referee``: ``Asker.ask`` on the seat's ``BotClient``, what the referee calls for a step: besides the above,
+  the check that the bot did not close the idle connection, the call's deadline, the fence's tracker, the seat's
+  hold, the size caps and the reply with its timings.
+
+Prints per call the calling thread's CPU time (median and least of ``--loops`` loops over every body) and wall
+time, and with ``--callgrind`` the instructions of one loop each (``bench.referee_cost``'s counter). Judged by
+nothing: it shows where a kept-alive call's time goes (issue 19 goal 1: the referee against a bare round trip).
+"""
+
+from __future__ import annotations
+
+import argparse
+import select
+import socket
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+from bench.bot_fleet import BotFleet
+from bench.referee_cost import Counter
+from referee import call_pool, protocol
+from referee.asker import Asker
+from referee.bot_client import BotClient, Call, parse_json
+from referee.call_pool import shared_pool
+from referee.http_wire import ResponseParser
+from referee.runner import BotSpec, play_match
+from referee.watchdog import shared_watchdog
+
+
+def _connect(url: str) -> socket.socket:
+    where = urlsplit(url)
+    sock = socket.create_connection((where.hostname or "", where.port or 80))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # (as the referee's own connections)
+    return sock
+
+
+def ways(fleet: BotFleet) -> tuple[int, dict[str, Callable[[], None]], Callable[[], None]]:
+    """The number of calls a loop makes, each way's loop, and what closes the connections."""
+    bodies = fleet.bodies()
+    clients = {url: BotClient(url) for url in fleet.urls}
+    calls = [(url, body, protocol.headers("m", 1, "", body)) for url, body in bodies]
+    messages = [(url, clients[url].session.message("POST", "/act", body, headers)) for url, body, headers in calls]
+    blocking = {url: _connect(url) for url in fleet.urls}
+    loose = {url: _connect(url) for url in fleet.urls}
+    for sock in loose.values():
+        sock.setblocking(False)
+    asker = Asker(shared_pool(), shared_watchdog())
+
+    def raw() -> None:
+        for url, message in messages:
+            sock = blocking[url]
+            sock.sendall(message)
+            data = b""
+            while (end := data.find(b"\r\n\r\n")) < 0 or len(data) < end + 4 + _length(data[:end]):
+                data += sock.recv(65536)
+
+    def minimal() -> None:
+        for url, message in messages:
+            sock = loose[url]
+            sock.send(message)
+            poller = select.poll()
+            poller.register(sock.fileno(), select.POLLIN)
+            parser = ResponseParser("POST")
+            while not parser.done:
+                poller.poll(5000)
+                try:
+                    parser.feed(sock.recv(65536))
+                except BlockingIOError:
+                    continue
+            parse_json(bytes(parser.body))
+
+    def referee() -> None:
+        for url, body, headers in calls:
+            reply = asker.ask({0: Call(clients[url], "POST", "/act", body, headers, 5.0)})[0]
+            if reply.fault is not None:
+                raise RuntimeError(f"the referee's call failed: {reply.fault}")
+
+    def close() -> None:
+        for sock in [*blocking.values(), *loose.values()]:
+            sock.close()
+        for client in clients.values():
+            client.close()
+
+    return len(calls), {"raw": raw, "minimal": minimal, "referee": referee}, close
+
+
+def _length(head: bytes) -> int:
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return int(value)
+    raise ValueError("the bench's bots declare every answer's length")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--loops", type=int, default=15, help="loops over every body, each way (CPU medians)")
+    parser.add_argument("--callgrind", action="store_true", help="read callgrind's instruction counters (one loop)")
+    args = parser.parse_args(argv)
+    if args.callgrind:
+        call_pool.IDLE_S = 1e6  # (a pool thread that ended would take its count with it: bench.referee_cost)
+    counter = Counter(args.callgrind)
+    with BotFleet(3) as fleet:
+        for seed in range(3):
+            play_match("pajarracos", [BotSpec(u) for u in fleet.urls], seed=seed)
+        n, loops, close = ways(fleet)
+        try:
+            for loop in loops.values():  # every connection opened and warm
+                loop()
+            if args.callgrind:
+                counter.switch(True)
+                first = counter.read()
+                ask = counter.read() - first  # what reading the counter costs
+                for name, loop in loops.items():
+                    before = counter.read()
+                    loop()
+                    print(f"{name:8s} {(counter.read() - before - ask) / n / 1000:7.1f} k instructions per call")
+                counter.switch(False)
+                return 0
+            cpu: dict[str, list[float]] = {name: [] for name in loops}
+            wall: dict[str, list[float]] = {name: [] for name in loops}
+            for _ in range(args.loops):  # the ways in turn, so that each sees the same machine
+                for name, loop in loops.items():
+                    c0, w0 = time.thread_time(), time.perf_counter()
+                    loop()
+                    cpu[name].append((time.thread_time() - c0) / n * 1e6)
+                    wall[name].append((time.perf_counter() - w0) / n * 1e6)
+        finally:
+            close()
+    print(f"{n} /act calls a loop, {args.loops} loops each way; per call, this thread's CPU and the wall (us):")
+    for name in loops:
+        print(f"  {name:8s} CPU median {statistics.median(cpu[name]):6.1f} (least {min(cpu[name]):5.1f})   "
+              f"wall median {statistics.median(wall[name]):6.1f} (least {min(wall[name]):5.1f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
