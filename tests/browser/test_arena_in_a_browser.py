@@ -10,6 +10,7 @@ import re
 import time
 
 import pytest
+from playwright.sync_api import expect
 from sqlalchemy import select
 
 from arena.services import bots as bot_service
@@ -83,7 +84,7 @@ def test_sign_up_submit_a_bot_run_a_tournament_and_replay_a_match(live_arena, br
     # Submit a bot through the form: first a mistake, then the real thing.
     page.goto(base + "/bots/new")
     page.get_by_role("button", name="Check and register").click()
-    assert page.get_by_text("Give your bot a name.").is_visible()
+    expect(page.get_by_text("Give your bot a name.")).to_be_visible()
     shot(page, screenshots, "03-bot-form-errors")
     page.get_by_label("Bot name").fill("alice-random")
     page.get_by_label("Base URL").fill(random_bots[0].url)

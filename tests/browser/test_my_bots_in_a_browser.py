@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 from sqlalchemy import func, select
 from werkzeug.serving import make_server
 
@@ -119,13 +120,13 @@ def test_my_bots_in_a_browser(owner_arena, browser, screenshots, random_bots) ->
     page.goto(base + "/me/bots")
     card = page.locator(f"#bot-{bot_id}")
     card.get_by_role("button", name="Pause").click()
-    assert page.get_by_text("Paused: it plays no new ladder match").is_visible()
+    expect(page.get_by_text("Paused: it plays no new ladder match")).to_be_visible()
     page.reload()
     assert page.get_by_text("Paused: it plays no new ladder match").count() == 0
     with context.db.session() as session:
         assert session.scalar(select(func.count()).select_from(BotEvent).where(BotEvent.kind == "paused")) == 1
     page.locator(f"#bot-{bot_id}").get_by_role("button", name="Resume").click()
-    assert page.get_by_text("Resumed: it is back on the ladder.").is_visible()
+    expect(page.get_by_text("Resumed: it is back on the ladder.")).to_be_visible()
 
     # A new secret, shown once.
     page.locator(f"#bot-{bot_id}").get_by_role("button", name="New secret").click()
@@ -139,8 +140,8 @@ def test_my_bots_in_a_browser(owner_arena, browser, screenshots, random_bots) ->
     card.get_by_text("Change the URL, name, capacity, or retire").click()
     card.get_by_label("New URL").fill("http://127.0.0.1:9")
     card.get_by_role("button", name="Move (same version)").click()
-    notice = page.locator("#notice").text_content() or ""
-    assert "connection refused at the bot's address" in notice and "urllib3" not in notice
+    expect(page.locator("#notice")).to_contain_text("connection refused at the bot's address")
+    assert "urllib3" not in (page.locator("#notice").text_content() or "")
 
     # Probation shows with its reason and the faults' excerpts; then a new version and the pages.
     _faulty_ladder_matches(context, bot_id)
@@ -151,8 +152,8 @@ def test_my_bots_in_a_browser(owner_arena, browser, screenshots, random_bots) ->
     cookies = page.context.cookies()
     _shots(browser, base, cookies, "/me/bots", "my-bots-probation", screenshots)
     page.locator(f"#bot-{bot_id}").get_by_role("button", name="Same URL as a new version").click()
-    assert page.get_by_text("New version published").is_visible()
-    assert page.get_by_role("link", name="pedro (v1)").is_visible()
+    expect(page.get_by_text("New version published")).to_be_visible()
+    expect(page.get_by_role("link", name="pedro (v1)")).to_be_visible()
     with context.db.session() as session:
         v2 = session.scalar(select(Bot.id).where(Bot.name == "pedro"))
     _shots(browser, base, cookies, "/me/bots", "my-bots", screenshots)
@@ -166,5 +167,5 @@ def test_my_bots_in_a_browser(owner_arena, browser, screenshots, random_bots) ->
     card = page.locator(f"#bot-{v2}")
     card.get_by_text("Change the URL, name, capacity, or retire").click()
     card.get_by_role("button", name="Retire pedro").click()
-    assert page.get_by_text("Retired: it plays no more ladder matches").is_visible()
+    expect(page.get_by_text("Retired: it plays no more ladder matches")).to_be_visible()
     assert errors == [], errors
