@@ -94,6 +94,7 @@ def test_sign_up_submit_a_bot_run_a_tournament_and_replay_a_match(live_arena, br
     assert secret and len(secret) == 48
     shot(page, screenshots, "04-bot-registered")
     page.get_by_role("link", name="Go to the bot's page").click()
+    page.wait_for_url(re.compile(r"/bots/\d+$"))  # the bot's page loaded, not /bots/new/done mid-navigation
     assert random_bots[0].url in page.content() and secret not in page.content()
     alice_bot = int(page.url.rsplit("/", 1)[1])
 

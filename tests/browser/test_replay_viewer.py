@@ -9,6 +9,7 @@ import re
 from itertools import pairwise
 
 import pytest
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 CELL = 30  # replay_boards.js: one square of the river, in SVG units
@@ -209,7 +210,8 @@ def test_the_tutorial_keeps_its_code_blocks(chromium, showcase) -> None:
         assert any("def act(" in b and "\n    " in b for b in blocks), blocks
         link = tutorial.get_by_role("link", name="sample_bots/starters/").first
         link.click()
-        page.wait_for_load_state()
-        assert page.get_by_role("link", name="python/").is_visible()
+        # /docs itself links "sample_bots/starters/python/": wait for the listing, not the page being left
+        page.wait_for_url(re.compile(r"/docs/files/sample_bots/starters$"))
+        expect(page.get_by_role("link", name="python/")).to_be_visible()
     finally:
         context.close()
