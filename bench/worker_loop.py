@@ -7,8 +7,10 @@ in batches of ``--batch`` (``run_matches_job``, as a tournament's are queued; 1:
 Four instant bots (``tests.bot_zoo.polite``) in a process of their own, so that this process does only
 what a worker does per match: claim, play, record (publication, live Elo, outcome store, standings,
 counters), the live feed, the refit request. Prints per match: SQL statements, this thread's CPU time
-and wall time, each in all and outside ``play_match`` (the referee's part). The statement count does
-not depend on the machine's load; CPU time does (a loaded core is slower), so compare runs made together.
+and wall time, each in all and outside ``play_match`` (the referee's part), and the connections to bots
+the seats opened (a batch hands its idle ones from match to match: ``referee.connection_keeper``). The
+statement count does not depend on the machine's load; CPU time does (a loaded core is slower), so compare
+runs made together.
 For instruction counts: ``valgrind --tool=callgrind --instr-atstart=no python -m bench.worker_loop
 --callgrind`` (instrumentation is switched on for the loop alone; Ir / matches is the figure). Per phase
 of the match (claim, store, each recorder, commits, ...): ``valgrind --tool=callgrind --instr-atstart=no
@@ -40,6 +42,8 @@ from arena.services import live_feed
 from arena.storage.models import Bot, Match, MatchSeat
 from bench import callgrind_phases
 from bench.throughput import arena, store_old_matches
+from referee.bot_transport import BotConnection
+from referee.connection_keeper import ConnectionKeeper
 from referee.runner import BotSpec
 from tests.arena import service_harness as h
 
@@ -78,6 +82,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-live-feed", action="store_true",
                         help="an experiment: matches played without their spectators' feed (``live_feed.match_feed``: "
                              "a match page's boards and steps; the deal's announcements stay): what the feed costs")
+    parser.add_argument("--hold-idle", action="store_true",
+                        help="an experiment: idle connections to bots are not closed as a match starts without their "
+                             "bots (``ConnectionKeeper.drop_idle``), only past ``MAX_IDLE_S`` or when the batch ends: "
+                             "what the connections the schedule makes a batch open anew cost")
     parser.add_argument("--profile", default=None, help="write a pyinstrument profile of the loop here")
     parser.add_argument("--play-only", action="store_true",
                         help="only the referee's part: play_match on the same matches, nothing stored")
@@ -119,6 +127,9 @@ def run(args: argparse.Namespace, context, servers: list) -> None:  # type: igno
         live_feed.RECHECK_S = float("inf")
     if args.no_live_feed:
         live_feed.match_feed = lambda *_a, **_k: None  # (run_match then plays with no spectators' hook)
+    if args.hold_idle:
+        ConnectionKeeper.drop_idle = lambda _self: None  # type: ignore[method-assign]
+    opened = _count_connections()
     jobs.set_worker_context(context)
     play = [0.0, 0.0]
     played = matches_service.play_match
@@ -163,6 +174,7 @@ def run(args: argparse.Namespace, context, servers: list) -> None:  # type: igno
         profiler = pyinstrument.Profiler(interval=0.0005)
         profiler.start()
     play[0] = play[1] = 0.0
+    opened.clear()
     if args.callgrind:
         subprocess.run(["callgrind_control", "--instr=on", str(os.getpid())], check=True, capture_output=True)
     pauses = GcPauses()
@@ -195,6 +207,8 @@ def run(args: argparse.Namespace, context, servers: list) -> None:  # type: igno
     print(f"  per match: CPU {cpu / n * 1000:.2f} ms ({(cpu - play[0]) / n * 1000:.2f} outside play_match), "
           f"wall {wall / n * 1000:.2f} ms ({(wall - play[1]) / n * 1000:.2f} outside play_match); the process's "
           f"other threads (lease keepers, the live publisher) {(process - cpu) / n * 1000:.2f} ms CPU", flush=True)
+    print(f"  connections to bots opened: {sum(opened) / n:.2f} per match (the rest of the seats' calls went on "
+          f"connections kept from the match before)", flush=True)
     print(f"  {pauses.summary()}", flush=True)
     if timed is not None:
         print("  wall per match by statement (ms, the driver's execute and the database's work):")
@@ -376,6 +390,19 @@ class GcPauses:
         parts = [f"gen{g} {len(ds)}x, longest {max(ds, default=0) * 1000:.1f} ms" for g, ds in by_gen.items()]
         return (f"garbage collections: {'; '.join(parts)} ({len(gc.get_objects())} objects tracked, "
                 f"{gc.get_freeze_count()} frozen)")
+
+
+def _count_connections() -> list[int]:
+    """A 1 appended for every connection a seat opens (``BotConnection._connect``), from any thread."""
+    opened: list[int] = []
+    connect = BotConnection._connect
+
+    def counted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        opened.append(1)  # (list.append: atomic under the interpreter's lock, from the call pool's threads too)
+        return connect(self, *args, **kwargs)
+
+    BotConnection._connect = counted  # type: ignore[method-assign]
+    return opened
 
 
 def _phases(context) -> callgrind_phases.Phases:  # type: ignore[no-untyped-def]
