@@ -15,6 +15,16 @@ time, each bot on connections kept alive, three ways:
   the check that the bot did not close the idle connection, the call's deadline, the fence's tracker, the seat's
   hold, the size caps and the reply with its timings.
 
+With ``--new`` every call goes on a connection of its own instead, as a match's first call to a bot does when
+the match before did not seat it (``referee.connection_keeper``), three ways:
+
+- ``raw``: connect, the request written at once and read to its length, close: the kernel's and the bot's part
+  (the bot's server starts a thread for every connection it accepts);
+- ``referee``: a new ``BotClient`` and ``Asker.ask`` with this call alone (made on the calling thread, cut by the
+  watchdog);
+- ``beside``: the same, asked together with a call on a kept connection to another bot, as a two-seat match's
+  ``/start`` goes when one seat's connection was kept (the new one then goes to the call pool's thread); per pair.
+
 Prints per call the calling thread's CPU time (median and least of ``--loops`` loops over every body) and wall
 time, and with ``--callgrind`` the instructions of one loop each (``bench.referee_cost``'s counter). Judged by
 nothing: it shows where a kept-alive call's time goes (issue 19 goal 1: the referee against a bare round trip).
@@ -29,6 +39,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from bench.bot_fleet import BotFleet
@@ -99,6 +110,57 @@ def ways(fleet: BotFleet) -> tuple[int, dict[str, Callable[[], None]], Callable[
     return len(calls), {"raw": raw, "minimal": minimal, "referee": referee}, close
 
 
+def new_ways(fleet: BotFleet) -> tuple[int, dict[str, Callable[[], None]], Callable[[], None]]:
+    """As ``ways``, each call on a connection opened for it (``--new``)."""
+    bodies = fleet.bodies()
+    calls = [(url, body, protocol.headers("m", 1, "", body)) for url, body in bodies]
+    probe = BotClient(fleet.urls[0])
+    messages = [(url, probe.session.message("POST", "/act", body, headers)) for url, body, headers in calls]
+    probe.close()
+    kept = {url: BotClient(url) for url in fleet.urls}
+    asker = Asker(shared_pool(), shared_watchdog())
+    # beside each call, the nearest call of the list to another bot, on that bot's kept connection
+    others = [next(calls[(i + step) % len(calls)] for step in range(1, len(calls))
+                   if calls[(i + step) % len(calls)][0] != calls[i][0]) for i in range(len(calls))]
+
+    def raw() -> None:
+        for url, message in messages:
+            with _connect(url) as sock:
+                sock.sendall(message)
+                data = b""
+                while (end := data.find(b"\r\n\r\n")) < 0 or len(data) < end + 4 + _length(data[:end]):
+                    data += sock.recv(65536)
+
+    def referee() -> None:
+        for url, body, headers in calls:
+            client = BotClient(url)
+            try:
+                _check(asker.ask({0: Call(client, "POST", "/act", body, headers, 5.0)}))
+            finally:
+                client.close()
+
+    def beside() -> None:
+        for (url, body, headers), (other, other_body, other_headers) in zip(calls, others, strict=True):
+            client = BotClient(url)
+            try:
+                _check(asker.ask({0: Call(client, "POST", "/act", body, headers, 5.0),
+                                  1: Call(kept[other], "POST", "/act", other_body, other_headers, 5.0)}))
+            finally:
+                client.close()
+
+    def close() -> None:
+        for client in kept.values():
+            client.close()
+
+    return len(calls), {"raw": raw, "referee": referee, "beside": beside}, close
+
+
+def _check(replies: dict[int, Any]) -> None:
+    for reply in replies.values():
+        if reply.fault is not None:
+            raise RuntimeError(f"the referee's call failed: {reply.fault}")
+
+
 def _length(head: bytes) -> int:
     for line in head.split(b"\r\n")[1:]:
         name, _, value = line.partition(b":")
@@ -111,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--loops", type=int, default=15, help="loops over every body, each way (CPU medians)")
     parser.add_argument("--callgrind", action="store_true", help="read callgrind's instruction counters (one loop)")
+    parser.add_argument("--new", action="store_true", help="every call on a new connection (raw, referee, beside)")
     args = parser.parse_args(argv)
     if args.callgrind:
         call_pool.IDLE_S = 1e6  # (a pool thread that ended would take its count with it: bench.referee_cost)
@@ -118,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     with BotFleet(3) as fleet:
         for seed in range(3):
             play_match("pajarracos", [BotSpec(u) for u in fleet.urls], seed=seed)
-        n, loops, close = ways(fleet)
+        n, loops, close = (new_ways if args.new else ways)(fleet)
         try:
             for loop in loops.values():  # every connection opened and warm
                 loop()
@@ -142,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
                     wall[name].append((time.perf_counter() - w0) / n * 1e6)
         finally:
             close()
-    print(f"{n} /act calls a loop, {args.loops} loops each way; per call, this thread's CPU and the wall (us):")
+    what = "on a new connection each" if args.new else "on kept connections"
+    print(f"{n} /act calls a loop, {what}, {args.loops} loops each way; per call, this thread's CPU and the wall (us):")
     for name in loops:
         print(f"  {name:8s} CPU median {statistics.median(cpu[name]):6.1f} (least {min(cpu[name]):5.1f})   "
               f"wall median {statistics.median(wall[name]):6.1f} (least {min(wall[name]):5.1f})")
