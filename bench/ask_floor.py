@@ -27,7 +27,8 @@ the match before did not seat it (``referee.connection_keeper``), three ways:
 
 Prints per call the calling thread's CPU time (median and least of ``--loops`` loops over every body) and wall
 time, and with ``--callgrind`` the instructions of one loop each (``bench.referee_cost``'s counter). Judged by
-nothing: it shows where a kept-alive call's time goes (issue 19 goal 1: the referee against a bare round trip).
+nothing: it shows where a call's time goes (issue 19 goal 1: the referee against a bare round trip; goal 5:
+what a match's new connection costs).
 """
 
 from __future__ import annotations
