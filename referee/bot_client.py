@@ -50,10 +50,13 @@ class Reply:
     headers_ms: float | None = None  # when the status line and headers were in (Nagle stalls show here)
     body_bytes: int | None = None
 
-    def with_headers_ms(self, headers_ms: float) -> Reply:
-        """This reply with ``headers_ms`` set (``dataclasses.replace`` costs several times more). A complete
-        answer's reply is built with it at once (``complete_reply``): a frozen dataclass's fields cost a
-        call each, and this ran on every call of the hot path."""
+    def with_headers_ms(self, headers_ms: float | None) -> Reply:
+        """This reply with ``headers_ms`` set, unless it has it already or there is none to set (both transport
+        paths: a fault decided after the head came in gets its time here). A complete answer's reply is built with
+        it at once (``complete_reply``): a frozen dataclass's fields cost a call each, and this ran on every call
+        of the hot path (``dataclasses.replace`` costs several times more still)."""
+        if headers_ms is None or self.headers_ms is not None:
+            return self
         return Reply(self.data, self.latency_ms, self.fault, self.status, headers_ms, self.body_bytes)
 
 
@@ -193,14 +196,15 @@ class BotClient:
         headers_ms = (time.perf_counter() - t0) * 1000
         complete = False
         try:
-            reply, complete = self._read(response, t0, deadline, empty_ok)
+            reply, complete = self._read(response, t0, deadline, empty_ok, headers_ms)
             return reply.with_headers_ms(headers_ms)
         finally:
             self.session.release(response, complete)
 
     def _read(self, response: http.client.HTTPResponse, t0: float, deadline: float,
-              empty_ok: bool) -> tuple[Reply, bool]:
-        """The reply, and whether the answer was read whole (so the connection may be kept)."""
+              empty_ok: bool, headers_ms: float) -> tuple[Reply, bool]:
+        """The reply, and whether the answer was read whole (so the connection may be kept). ``headers_ms``:
+        when the head was in, for a complete answer's reply (``complete_reply``)."""
         status = response.status
         try:
             if not 200 <= status < 300:
@@ -222,7 +226,7 @@ class BotClient:
                 raise http.client.IncompleteRead(bytes(data[:200]), response.length)
         except Exception as exc:  # OSError, http.client.HTTPException (IncompleteRead, bad chunks, ...)
             return self.network_fault(exc, t0, deadline), False
-        return complete_reply(status, data, t0, deadline, empty_ok)
+        return complete_reply(status, data, t0, deadline, empty_ok, headers_ms)
 
     def network_fault(self, exc: BaseException, t0: float, deadline: float) -> Reply:
         if time.perf_counter() >= deadline or isinstance(exc, TimeoutError):

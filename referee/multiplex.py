@@ -132,7 +132,7 @@ def _carry(kept: dict[int, tuple[Call, socket.socket]], replies: dict[int, Reply
             job = jobs.pop(fd)
             poller.unregister(fd)
             reply = timeout_fault(job.t0)
-            _finish(replies, seats[fd], job.call, _with_headers(reply, job), keep=False, complete=False)
+            _finish(replies, seats[fd], job.call, reply.with_headers_ms(job.headers_ms), keep=False, complete=False)
         if not jobs:
             break
         for fd in _wait(poller, jobs, min(job.deadline for job in jobs.values()) - now):
@@ -143,7 +143,8 @@ def _carry(kept: dict[int, tuple[Call, socket.socket]], replies: dict[int, Reply
                 poller.unregister(fd)
                 reply, complete = outcome
                 keep = complete and job.parser.done and not job.parser.will_close and not job.parser.trailing
-                _finish(replies, seats[fd], job.call, _with_headers(reply, job), keep=keep, complete=complete)
+                _finish(replies, seats[fd], job.call, reply.with_headers_ms(job.headers_ms), keep=keep,
+                        complete=complete)
 
 
 def _wait(poller: select.poll, jobs: dict[int, _Job], seconds: float) -> list[int]:
@@ -226,10 +227,6 @@ def _judge(job: _Job) -> tuple[Reply, bool] | None:
     if not parser.done:
         return None
     return complete_reply(status, body, job.t0, job.deadline, job.call.empty_ok, job.headers_ms)
-
-
-def _with_headers(reply: Reply, job: _Job) -> Reply:
-    return reply if job.headers_ms is None or reply.headers_ms is not None else reply.with_headers_ms(job.headers_ms)
 
 
 def _finish(replies: dict[int, Reply], seat: int, call: Call, reply: Reply, keep: bool, complete: bool) -> None:
