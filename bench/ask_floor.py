@@ -61,12 +61,18 @@ def _connect(url: str) -> socket.socket:
     return sock
 
 
+def _requests(fleet: BotFleet, clients: dict[str, BotClient]) -> tuple[list[tuple[str, bytes, dict[str, str]]],
+                                                                        list[tuple[str, bytes]]]:
+    """The fleet's recorded /act calls (URL, body, headers) and each one's whole request as the seat's client
+    writes it (``BotConnection.message``)."""
+    calls = [(url, body, protocol.headers("m", 1, "", body)) for url, body in fleet.bodies()]
+    return calls, [(url, clients[url].session.message("POST", "/act", body, headers)) for url, body, headers in calls]
+
+
 def ways(fleet: BotFleet) -> tuple[int, dict[str, Callable[[], None]], Callable[[], None]]:
     """The number of calls a loop makes, each way's loop, and what closes the connections."""
-    bodies = fleet.bodies()
     clients = {url: BotClient(url) for url in fleet.urls}
-    calls = [(url, body, protocol.headers("m", 1, "", body)) for url, body in bodies]
-    messages = [(url, clients[url].session.message("POST", "/act", body, headers)) for url, body, headers in calls]
+    calls, messages = _requests(fleet, clients)
     blocking = {url: _connect(url) for url in fleet.urls}
     loose = {url: _connect(url) for url in fleet.urls}
     for sock in loose.values():
@@ -75,11 +81,7 @@ def ways(fleet: BotFleet) -> tuple[int, dict[str, Callable[[], None]], Callable[
 
     def raw() -> None:
         for url, message in messages:
-            sock = blocking[url]
-            sock.sendall(message)
-            data = b""
-            while (end := data.find(b"\r\n\r\n")) < 0 or len(data) < end + 4 + _length(data[:end]):
-                data += sock.recv(65536)
+            _raw_exchange(blocking[url], message)
 
     def minimal() -> None:
         for url, message in messages:
@@ -98,9 +100,7 @@ def ways(fleet: BotFleet) -> tuple[int, dict[str, Callable[[], None]], Callable[
 
     def referee() -> None:
         for url, body, headers in calls:
-            reply = asker.ask({0: Call(clients[url], "POST", "/act", body, headers, 5.0)})[0]
-            if reply.fault is not None:
-                raise RuntimeError(f"the referee's call failed: {reply.fault}")
+            _check(asker.ask({0: Call(clients[url], "POST", "/act", body, headers, 5.0)}))
 
     def close() -> None:
         for sock in [*blocking.values(), *loose.values()]:
@@ -113,12 +113,8 @@ def ways(fleet: BotFleet) -> tuple[int, dict[str, Callable[[], None]], Callable[
 
 def new_ways(fleet: BotFleet) -> tuple[int, dict[str, Callable[[], None]], Callable[[], None]]:
     """As ``ways``, each call on a connection opened for it (``--new``)."""
-    bodies = fleet.bodies()
-    calls = [(url, body, protocol.headers("m", 1, "", body)) for url, body in bodies]
-    probe = BotClient(fleet.urls[0])
-    messages = [(url, probe.session.message("POST", "/act", body, headers)) for url, body, headers in calls]
-    probe.close()
     kept = {url: BotClient(url) for url in fleet.urls}
+    calls, messages = _requests(fleet, kept)
     asker = Asker(shared_pool(), shared_watchdog())
     # beside each call, the nearest call of the list to another bot, on that bot's kept connection
     others = [next(calls[(i + step) % len(calls)] for step in range(1, len(calls))
@@ -127,10 +123,7 @@ def new_ways(fleet: BotFleet) -> tuple[int, dict[str, Callable[[], None]], Calla
     def raw() -> None:
         for url, message in messages:
             with _connect(url) as sock:
-                sock.sendall(message)
-                data = b""
-                while (end := data.find(b"\r\n\r\n")) < 0 or len(data) < end + 4 + _length(data[:end]):
-                    data += sock.recv(65536)
+                _raw_exchange(sock, message)
 
     def referee() -> None:
         for url, body, headers in calls:
@@ -160,6 +153,14 @@ def _check(replies: dict[int, Any]) -> None:
     for reply in replies.values():
         if reply.fault is not None:
             raise RuntimeError(f"the referee's call failed: {reply.fault}")
+
+
+def _raw_exchange(sock: socket.socket, message: bytes) -> None:
+    """The request written at once on a blocking socket, its answer read to the length it declares."""
+    sock.sendall(message)
+    data = b""
+    while (end := data.find(b"\r\n\r\n")) < 0 or len(data) < end + 4 + _length(data[:end]):
+        data += sock.recv(65536)
 
 
 def _length(head: bytes) -> int:
