@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
+from arena.storage.compiled_plans import write
 from arena.storage.db import core
 from arena.storage.history_models import LivePoint, RatingPoint
 from arena.storage.models import LiveRating, Rating
@@ -46,8 +47,7 @@ def add_live_points(session: Session, game: str,
                 LiveRating.game == game, LiveRating.players == players, LiveRating.bot_id.in_(bots))).all()
         rows += [{"bot_id": bot, "game": game, "players": players, "games": games, "match_id": match_id,
                   "elo": round(elo, 2)} for bot, elo, games in values]
-    if rows:  # Core: the ORM's bulk insert costs more than the statement
-        core(session).execute(_INSERT_POINTS, rows)
+    write(core(session), _INSERT_POINTS, rows)  # Core: the ORM's bulk insert costs more than the statement
 
 
 def _live(session: Session, bot_id: int, game: str, players: int, matches: int) -> list[Point]:

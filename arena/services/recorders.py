@@ -23,6 +23,7 @@ from arena.services.leaderboards import read_live, update_live
 from arena.services.metrics import FAULTS, count_matches, increment
 from arena.services.outcome_store import store_outcomes
 from arena.services.rating_history import add_live_points
+from arena.storage.compiled_plans import write
 from arena.storage.db import core, in_pipeline, pipelined
 from arena.storage.models import Fault, Match, MatchSeat
 
@@ -131,8 +132,7 @@ _UPDATE_SEAT = update(_SEATS).where(_SEATS.c.match_id == bindparam("m"), _SEATS.
 def _update_seats(session: Session, rows: list[dict[str, Any]]) -> None:
     """The seat rows' new values (keys "m" and "s" pick the row, the others name its columns), in one
     Core statement run for every row (the ORM's unit of work cost several times more)."""
-    if rows:
-        core(session).execute(_UPDATE_SEAT, rows)
+    write(core(session), _UPDATE_SEAT, rows)
 
 
 def _boards(matches: list[Published]) -> dict[tuple[str, int], list[Published]]:
@@ -204,8 +204,7 @@ def fault_rows(session: Session, matches: list[Published]) -> None:
                   "turn": fault["turn"], "path": fault["path"], "kind": fault["kind"],
                   "message": _no_nul(fault["message"][:2000]), "excerpt": _no_nul(fault["excerpt"][:1000]),
                   "latency_ms": fault["latency_ms"]} for fault in match.replay["faults"]]
-    if rows:
-        core(session).execute(_INSERT_FAULT, rows)
+    write(core(session), _INSERT_FAULT, rows)
 
 
 _INSERT_FAULT = insert(Fault.__table__).inline()  # (inline: not reading a one-row INSERT's new id back)

@@ -21,6 +21,8 @@ from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.orm import Session, sessionmaker
 
+from arena.storage.compiled_plans import driver_sql
+
 MIGRATIONS = Path(__file__).with_name("migrations")
 AUTOCOMMIT = "arena_autocommit"  # the execution option of ``Database.session(autocommit=True)`` on SQLite
 
@@ -43,7 +45,7 @@ def _sqlite_begin(conn) -> None:  # type: ignore[no-untyped-def]
     if options.get(AUTOCOMMIT):  # the driver is in autocommit mode already (``_sqlite_pragmas``)
         return
     mode = "DEFERRED" if options.get("readonly") else "IMMEDIATE"
-    conn.exec_driver_sql(f"BEGIN {mode}")
+    driver_sql(conn, f"BEGIN {mode}")  # (on the driver's cursor: SQLAlchemy's execution costs more than BEGIN)
 
 
 def _postgres_timeouts(timeout_s: float, url: str = "") -> dict[str, int | str]:

@@ -14,16 +14,19 @@ from typing import Any
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from arena.storage.compiled_plans import write
+
 
 def upsert(session: Session, model: type, rows: Sequence[dict[str, Any]], keys: tuple[str, ...],
            add: tuple[str, ...] = (), replace: tuple[str, ...] = ()) -> None:
     """Insert ``rows`` of ``model`` (all with the same keys); where a row with the same ``keys`` exists,
     add the new values of the ``add`` columns to it and overwrite the ``replace`` columns. One execute
-    (an executemany for several rows) of a statement built once per shape, so SQLAlchemy compiles it once."""
+    (an executemany for several rows) of a statement built once per shape, so it is compiled once
+    (``compiled_plans.write``)."""
     if not rows:
         return
     stmt = _statement(session.get_bind().dialect.name, model, keys, add, replace)
-    session.connection().execute(stmt, list(rows) if len(rows) > 1 else rows[0])  # Core: no ORM bulk path
+    write(session.connection(), stmt, rows)  # Core: no ORM bulk path
 
 
 @lru_cache(maxsize=64)

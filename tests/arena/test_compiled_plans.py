@@ -1,0 +1,85 @@
+"""arena.storage.compiled_plans: a worker's writes on SQLite through statements compiled once, leaving what
+SQLAlchemy's own execute would leave (elsewhere they are SQLAlchemy's own)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import event, insert, select
+from sqlalchemy.exc import IntegrityError
+
+from arena.storage.compiled_plans import write
+from arena.storage.db import core
+from arena.storage.models import Account, MetricCounter, WebSession
+from arena.storage.upsert import upsert
+
+_SESSIONS = WebSession.__table__
+_ACCOUNTS = Account.__table__
+_AT = datetime(2026, 12, 5, 9, 30, 1, 250000, tzinfo=UTC)
+
+
+def _account(database) -> int:  # type: ignore[no-untyped-def]
+    with database.session() as session:
+        return core(session).execute(insert(_ACCOUNTS).values(name="a", token_hash="h", is_admin=False,
+                                                               created_at=_AT).returning(_ACCOUNTS.c.id)).scalar_one()
+
+
+def _sessions(account: int, prefix: str) -> list[dict]:
+    return [{"key_hash": f"{prefix}{i}", "account_id": account, "created_at": _AT, "expires_at": _AT.replace(day=i + 6)}
+            for i in range(3)]
+
+
+def test_written_rows_read_back_as_those_sqlalchemy_wrote(database) -> None:
+    """The same rows, typed values included (aware datetimes through the column's type), whether written here
+    or by SQLAlchemy's execute; an upsert (``upsert.upsert``, written here) adds to the rows already there."""
+    account = _account(database)
+    with database.session() as session:
+        write(core(session), insert(_SESSIONS), _sessions(account, "plan"))
+        core(session).execute(insert(_SESSIONS), _sessions(account, "own"))
+        upsert(session, MetricCounter, [{"name": "m", "labels": "x", "value": 1.5},
+                                        {"name": "m", "labels": "y", "value": 2}], ("name", "labels"), add=("value",))
+        upsert(session, MetricCounter, [{"name": "m", "labels": "x", "value": 1.0}], ("name", "labels"), add=("value",))
+    with database.session(readonly=True) as session:
+        rows = {key: (account_id, created, expires) for key, account_id, created, expires in session.execute(
+            select(_SESSIONS.c.key_hash, _SESSIONS.c.account_id, _SESSIONS.c.created_at, _SESSIONS.c.expires_at))}
+        stored = {key: rest for key, *rest in core(session).exec_driver_sql(  # as stored: no type's processing
+            "SELECT key_hash, account_id, created_at, expires_at FROM web_sessions")}
+        counters = dict(session.execute(select(MetricCounter.labels, MetricCounter.value)).all())
+    for i in range(3):
+        assert rows[f"plan{i}"] == rows[f"own{i}"] and stored[f"plan{i}"] == stored[f"own{i}"]
+        assert rows[f"plan{i}"][1] == _AT and rows[f"plan{i}"][2].tzinfo is not None
+    assert counters == {"x": 2.5, "y": 2.0}
+
+
+def test_a_write_that_needs_sqlalchemys_defaults_gets_them(database) -> None:
+    """Columns left out whose defaults are Python's (an account's creation time, its admin flag) are filled in as
+    SQLAlchemy fills them: such a statement goes through SQLAlchemy."""
+    with database.session() as session:
+        write(core(session), insert(_ACCOUNTS), [{"name": "b", "token_hash": "hb"}, {"name": "c", "token_hash": "hc"}])
+    with database.session(readonly=True) as session:
+        rows = session.execute(select(Account.name, Account.is_admin, Account.created_at).order_by(Account.name)).all()
+    assert [(name, admin) for name, admin, _created in rows] == [("b", False), ("c", False)]
+    assert all(created is not None for _name, _admin, created in rows)
+
+
+def test_each_write_is_heard_and_a_failure_is_sqlalchemys_error_undoing_the_transaction(database) -> None:
+    """The engine's listeners hear the statement before and after (several rows: one executemany on SQLite); a
+    constraint the database enforces fails as SQLAlchemy's IntegrityError, and the unit of work rolls back."""
+    account = _account(database)
+    heard: list[tuple[str, bool]] = []
+    event.listen(database.engine, "before_cursor_execute",
+                 lambda _c, _cur, sql, _p, _ctx, many: heard.append((sql.split()[0], many)))
+    event.listen(database.engine, "after_cursor_execute", lambda *_: heard.append(("after", False)))
+    with database.session() as session:
+        write(core(session), insert(_SESSIONS), _sessions(account, "k"))
+    if database.url.startswith("sqlite"):
+        assert heard[-2:] == [("INSERT", True), ("after", False)]
+    else:
+        assert ("INSERT", True) in heard or ("INSERT", False) in heard
+    with pytest.raises(IntegrityError), database.session() as session:
+        write(core(session), insert(_SESSIONS), _sessions(account, "n"))
+        write(core(session), insert(_SESSIONS), _sessions(account, "k"))  # the same keys again
+    with database.session(readonly=True) as session:
+        keys = sorted(session.scalars(select(WebSession.key_hash)))
+    assert keys == ["k0", "k1", "k2"]
