@@ -12,7 +12,9 @@ session's rerun), so a bound measured once judged later runs against another mac
 worker's matches per minute / that bound >= 0.5, per game; the rates of the other worker counts are
 printed per worker. A rate is the steady one, between the matches'
 own finishing times (``bench.throughput.steady_per_match``: a run's fixed tail, the last refit's 2 s
-wait above all, left out); the end-to-end rate is printed beside it. The same matches played by
+wait above all, left out); the end-to-end rate is printed beside it, and the CPU a match of the workers
+(from /proc) and of this process (the bots' threads, and the harness waiting on the database): how much
+of a worker's time is its own work, and how much the bots'. The same matches played by
 ``play_match`` in this process, nothing queued or stored (connections kept from match to match, as in a
 worker's batch), are printed as the ceiling a worker cannot pass.
 """
@@ -94,8 +96,11 @@ def run(args: argparse.Namespace) -> bool:
                 before = round_trip
                 for workers in args.workers:
                     steady: list[float] = []
+                    cpu: list[float] = []
+                    finished, bots_cpu = h.finished_count(context), time.process_time()
                     per_match = queue_rate(context, workdir, bots, 0, workers, game=game_name, seats=seats,
-                                           cycles=args.cycles, steady=steady)
+                                           cycles=args.cycles, steady=steady, cpu=cpu)
+                    bots_cpu = (time.process_time() - bots_cpu) / max(h.finished_count(context) - finished, 1)
                     after = bare_round_trip_ms(servers, seats)
                     run_bound = decisions * (before + after) / 2 + engine
                     rate = 60 / steady[0]
@@ -111,6 +116,10 @@ def run(args: argparse.Namespace) -> bool:
                         ok &= ratio >= 0.5
                         line += f" (goal >= 0.5) {'PASS' if ratio >= 0.5 else 'FAIL'}"
                     print(line, flush=True)
+                    busy = workers * steady[0]  # each worker's wall a match it plays
+                    print(f"    CPU a match, the whole run: the workers' {cpu[0] * 1000:.2f} ms (a worker plays a "
+                          f"match in {busy * 1000:.2f} ms: {cpu[0] / busy:.0%}), this process's (the bots', and the "
+                          f"harness's waiting) {bots_cpu * 1000:.2f} ms", flush=True)
             finally:
                 for server in servers:
                     server.shutdown()
