@@ -32,6 +32,7 @@ class NoPlan(ValueError):
 
 def rows_in_turn(connection: Connection, statement: Executable, params: Mapping[str, Any]) -> list[Any]:
     """One statement's rows, its plan run on the driver's cursor in the connection's transaction."""
+    _begun(connection)
     plan = plan_for(connection, statement)
     sql, arguments = plan.call(params)
     with _DriverCursor(connection, sql, arguments, many=False) as cursor:
@@ -59,10 +60,19 @@ def write(connection: Connection, statement: Executable, rows: Sequence[Mapping[
         except NoPlan:  # (SQLAlchemy's own execute fills the defaults in, or says what is wrong)
             arguments = None
         if arguments is not None:
+            _begun(connection)
             with _DriverCursor(connection, plan.compiled.string, arguments, many=True) as cursor:
                 cursor.executemany(plan.compiled.string, arguments)
             return
     connection.execute(statement, list(rows) if len(rows) > 1 else rows[0])
+
+
+def _begun(connection: Connection) -> None:
+    """The transaction SQLAlchemy's execute would begin first (its autobegin), begun: on the driver's cursor a
+    connection that has run nothing yet would write outside any transaction (SQLite's driver is in autocommit
+    mode: ``db._sqlite_pragmas``), and a rollback would not undo it."""
+    if not connection.in_transaction():
+        connection.begin()
 
 
 class _DriverCursor:
@@ -102,6 +112,7 @@ class Plan:
     binds: dict[str, Callable[[Any], Any]]  # by parameter name as sent, where the type has a processor
     expands: bool  # IN lists or literal values rendered as each call is sent
     takes: frozenset[str]  # the parameters' names
+    refused: bool = False  # Python-side column defaults: SQLAlchemy must execute it (``NoPlan``)
     row: Any = field(default=None)  # the row class and the columns' result processors, made from the first
     results: list[Callable[[Any], Any] | None] = field(default_factory=list)  # answer's names and types
 
@@ -157,8 +168,6 @@ def plan_for(connection: Connection, statement: Executable, columns: tuple[str, 
     plan = _plans.get(key)
     if plan is None or plan.statement is not statement or plan.compiled.dialect is not dialect:
         compiled = statement.compile(dialect=dialect, column_keys=None if columns is None else list(columns))
-        if compiled.insert_prefetch or compiled.update_prefetch:  # type: ignore[attr-defined]
-            raise NoPlan("Python-side column defaults are SQLAlchemy's to fill in as it executes")
         escaped = compiled.escaped_bind_names  # type: ignore[attr-defined]
         binds = {(name if compiled.positional else escaped.get(name, name)): process
                  for bind, name in compiled.bind_names.items()  # type: ignore[attr-defined]
@@ -166,5 +175,9 @@ def plan_for(connection: Connection, statement: Executable, columns: tuple[str, 
         expands = bool(compiled.post_compile_params or compiled.literal_execute_params)  # type: ignore[attr-defined]
         if len(_plans) >= _MOST_PLANS:  # (statements built anew for each call would otherwise pile up here)
             _plans.clear()
-        plan = _plans[key] = Plan(statement, compiled, binds, expands, frozenset(compiled.binds))
+        # (a refusal is kept too: a statement that always needs SQLAlchemy is not compiled again on each call)
+        refused = bool(compiled.insert_prefetch or compiled.update_prefetch)  # type: ignore[attr-defined]
+        plan = _plans[key] = Plan(statement, compiled, binds, expands, frozenset(compiled.binds), refused)
+    if plan.refused:
+        raise NoPlan("Python-side column defaults are SQLAlchemy's to fill in as it executes")
     return plan

@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import event, insert, select
 from sqlalchemy.exc import IntegrityError
 
+from arena.storage import compiled_plans
 from arena.storage.compiled_plans import write
 from arena.storage.db import core
 from arena.storage.models import Account, MetricCounter, WebSession
@@ -17,6 +18,11 @@ from arena.storage.upsert import upsert
 _SESSIONS = WebSession.__table__
 _ACCOUNTS = Account.__table__
 _AT = datetime(2026, 12, 5, 9, 30, 1, 250000, tzinfo=UTC)
+
+
+def plan_cache_entry(connection, statement, columns):  # type: ignore[no-untyped-def]
+    """The plan (or refusal) kept for ``statement`` with these columns on this connection's dialect, if any."""
+    return compiled_plans._plans.get((id(statement), id(connection.dialect), columns))
 
 
 def _account(database) -> int:  # type: ignore[no-untyped-def]
@@ -83,3 +89,29 @@ def test_each_write_is_heard_and_a_failure_is_sqlalchemys_error_undoing_the_tran
     with database.session(readonly=True) as session:
         keys = sorted(session.scalars(select(WebSession.key_hash)))
     assert keys == ["k0", "k1", "k2"]
+
+
+def test_a_write_on_a_connection_that_has_run_nothing_is_in_its_transaction(database) -> None:
+    """Regression (review finding): the driver's cursor on a connection with no transaction begun wrote outside
+    any (SQLite's driver is in autocommit mode), so a rollback left the rows. It begins one, as SQLAlchemy's own
+    execute would."""
+    account = _account(database)
+    with database.engine.connect() as connection:
+        write(connection, insert(_SESSIONS), _sessions(account, "gone"))
+        assert connection.in_transaction()
+        connection.rollback()
+    with database.session(readonly=True) as session:
+        assert list(session.scalars(select(WebSession.key_hash))) == []
+
+
+def test_a_statement_sqlalchemy_must_run_is_not_compiled_again_on_each_write(database) -> None:
+    """Regression (review finding): a write that needs Python-side defaults was compiled, refused and thrown
+    away on every call (a match's fault rows: 131 us a call against SQLAlchemy's 21). The refusal is kept."""
+    statement = insert(_ACCOUNTS)
+    with database.session() as session:
+        write(core(session), statement, [{"name": "d", "token_hash": "hd"}])
+        first = plan_cache_entry(core(session), statement, ("name", "token_hash"))
+        write(core(session), statement, [{"name": "e", "token_hash": "he"}])
+        assert plan_cache_entry(core(session), statement, ("name", "token_hash")) is first
+    if database.url.startswith("sqlite"):
+        assert first is not None and first.refused
