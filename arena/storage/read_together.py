@@ -8,7 +8,7 @@ compiled SQL, with the parameters and type processing SQLAlchemy would apply, on
 pipeline (``db.pipelined``: its errors, and a lost connection invalidated), and hands back each statement's rows
 (``compiled_plans``). On SQLite, which has no round trips, the same plans run in turn on the driver's cursor:
 SQLAlchemy's own execution of a statement cost the worker more CPU than SQLite's work on it (a Piranha Pedro
-match's record read its three statements in 405 us of the worker's CPU through SQLAlchemy, 287 us so:
+match's record read its three statements in 405-429 us of the worker's CPU through SQLAlchemy, 282-283 so:
 ``bench.worker_loop``). A statement alone, or a libpq without pipelines, runs through SQLAlchemy.
 
 Either way the engine's ``before_cursor_execute`` and ``after_cursor_execute`` listeners hear each statement, as
