@@ -10,15 +10,12 @@ connection layer guarantees:
   (``referee.multiplex`` ends its calls by its own poll deadlines), which shuts the socket down and
   unblocks the reading thread at once, and cuts that call only, never the seat's next one.
 - **The URL guard at connect time.** The host is resolved once, every address is checked by the
-  guard, and the connection goes to the checked address itself, so a DNS answer that changes between
-  check and connect (rebinding) cannot reach a refused address. A refusal happens before any
-  connection attempt.
+  guard (``referee.bot_addresses``), and the connection goes to the checked address itself, so a DNS
+  answer that changes between check and connect (rebinding) cannot reach a refused address. A refusal
+  happens before any connection attempt.
 - **A moment without a route is not the bot's fault.** "No route to host" on connecting is tried again
   until the deadline (``connect_within``): a worker's own link, just healed, gives it for a moment.
-- **Bounded name resolution.** ``getaddrinfo`` cannot be interrupted and happens before there is a
-  socket for the watchdog to cut, so a bot whose DNS server is slow would overrun its deadline. The
-  resolver runs in a thread of its own; the request stops waiting at the call's deadline or at
-  ``DNS_TIMEOUT_S``, whichever comes first, and fails as a ``ResolveTimeout`` (a ``timeout`` fault).
+- **Bounded name resolution**, in a thread of its own (``referee.bot_addresses``).
 - **No reuse of a doubtful connection.** A connection is kept only after a complete, well-framed
   answer; anything else (a fault, an unread body, ``Connection: close``) closes it. Before reuse, a
   kept connection the bot has closed meanwhile is noticed and replaced, as urllib3 does.
@@ -29,61 +26,25 @@ from __future__ import annotations
 import contextlib
 import errno
 import http.client
-import ipaddress
-import re
 import select
 import socket
 import ssl
 import struct
 import threading
 import time
-from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from referee.errors import UnsafeURL
-
-AddressGuard = Callable[[str, int], None]  # (ip, port) -> None or raise UnsafeURL
-Resolver = Callable[[str, int], list[str]]
-
-DNS_TIMEOUT_S = 2.0  # the most one name resolution may take, whatever the call's budget
-MAX_RESOLVING = 64  # resolutions still running (abandoned ones included) before new ones are refused
-_resolving = threading.BoundedSemaphore(MAX_RESOLVING)
-
-
-def resolve(host: str, port: int) -> list[str]:
-    """Every address ``host`` resolves to, in the resolver's order."""
-    return list(dict.fromkeys(str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)))
-
-
-class ResolveTimeout(OSError):
-    """Name resolution did not finish in time."""
-
-
-def resolve_within(resolver: Resolver, host: str, port: int, timeout_s: float) -> list[str]:
-    """``resolver(host, port)``, waited for ``timeout_s`` at most. An abandoned resolution finishes in
-    its daemon thread when the system resolver gives up; at most ``MAX_RESOLVING`` run at once, so a
-    flood of slow names cannot pile up threads."""
-    if not _resolving.acquire(blocking=False):
-        raise socket.gaierror(f"too many name resolutions in progress to resolve {host!r}")
-    outcome: list[list[str] | BaseException] = []
-    done = threading.Event()
-
-    def work() -> None:
-        try:
-            outcome.append(resolver(host, port))
-        except BaseException as exc:  # handed to the waiting caller
-            outcome.append(exc)
-        finally:
-            _resolving.release()
-            done.set()
-
-    threading.Thread(target=work, name="arena-resolve", daemon=True).start()
-    if not done.wait(max(timeout_s, 0.0)):
-        raise ResolveTimeout(f"name resolution of {host!r} took longer than {timeout_s:.3g} s")
-    result = outcome[0]
-    if isinstance(result, BaseException):
-        raise result
-    return result
+from referee.bot_addresses import (
+    DNS_TIMEOUT_S,
+    AddressGuard,
+    ResolveFailed,
+    Resolver,
+    ResolveTimeout,
+    UnsafeURL,
+    checked_addresses,
+    resolve,
+    resolve_within,
+)
 
 
 class ConnectionTracker:
@@ -169,45 +130,13 @@ def discard_on_close(sock: socket.socket) -> None:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
 
-class ResolveFailed(OSError):
-    """The bot's host did not resolve to any address."""
-
-
-def _ip_literal(host: str) -> str | None:
-    """``host`` as an address when it is a plain IP literal (no resolver thread needed), else None."""
-    if "%" in host:
-        return None  # scoped IPv6: left to getaddrinfo
-    try:
-        return str(ipaddress.ip_address(host))
-    except ValueError:
-        return None
-
-
 def guarded_socket(host: str, port: int, timeout_s: float, guard: AddressGuard | None, resolver: Resolver,
                    dns_timeout_s: float) -> socket.socket:
-    """A TCP connection to the first address ``host`` resolves to, after every address passed the guard.
-    Raises ``UnsafeURL`` before any connection attempt, ``ResolveTimeout``, ``ResolveFailed`` or the
-    connect's own ``OSError``."""
+    """A TCP connection to the first address ``host`` resolves to, after every address passed the guard
+    (``checked_addresses``: any refusal comes before a connection attempt); or the connect's ``OSError``."""
     deadline = time.perf_counter() + timeout_s
-    literal = _ip_literal(host) if resolver is resolve else None
-    try:
-        addresses = [literal] if literal else resolve_within(resolver, host, port, min(timeout_s, dns_timeout_s))
-    except ResolveTimeout:
-        raise
-    except OSError as exc:
-        raise ResolveFailed(f"cannot resolve {host!r}: {exc}") from exc
-    if not addresses:
-        raise ResolveFailed(f"{host!r} resolved to no address")
-    if guard is not None:
-        for address in addresses:
-            try:
-                guard(address, port)  # raises UnsafeURL before any connection is attempted
-            except UnsafeURL as exc:
-                if literal is not None:
-                    raise
-                raise UnsafeURL(_named_refusal(str(exc), host, address)) from None
-    # what the resolution left of the call's time: given the whole budget again, a connect after a slow
-    # resolution (its first SYN dropped, retried a second later) came through past the call's deadline
+    addresses = checked_addresses(host, port, timeout_s, guard, resolver, dns_timeout_s)
+    # what the resolution left (given the whole budget again, a connect after a slow one ran past the deadline)
     sock = connect_within(addresses[0], port, max(deadline - time.perf_counter(), 0.001))
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return sock
@@ -234,18 +163,6 @@ def connect_within(address: str, port: int, timeout_s: float) -> socket.socket:
         time.sleep(NO_ROUTE_RETRY_S)
 
 
-_IPV4 = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
-
-
-def _named_refusal(message: str, host: str, address: str) -> str:
-    """The guard's refusal of a host *name*, without the address it resolved to: whoever submits a URL
-    reads the refusal, and naming the address let any account map the arena's internal names (``web``,
-    ``redis``) to their addresses. The kind of refusal (private, deny list, ...) stays, so an author whose
-    name resolves wrongly still learns why."""
-    message = message.replace(f"refused to contact {address}", f"refused to contact {host}")
-    return _IPV4.sub("its address", message.replace(address, "its address"))
-
-
 def _dropped(sock: socket.socket) -> bool:
     """An idle kept-alive socket that is readable has been closed (or spoken on) by the bot: not reusable."""
     try:
@@ -265,7 +182,7 @@ class _LastLine:
     """The response's reader while its head is read, remembering the last line it gave."""
 
     def __init__(self, fp) -> None:  # type: ignore[no-untyped-def]
-        self.fp, self.last = fp, None
+        self.fp, self.last = fp, None  # (the reader, the last line it gave)
 
     def readline(self, limit: int = -1) -> bytes:
         self.last = self.fp.readline(limit)
@@ -395,4 +312,4 @@ class BotConnection:
 
 
 __all__ = ["DNS_TIMEOUT_S", "AddressGuard", "BotConnection", "CallCut", "ConnectionTracker", "ResolveFailed",
-           "ResolveTimeout", "UnsafeURL", "guarded_socket", "resolve", "resolve_within"]
+           "ResolveTimeout", "UnsafeURL", "checked_addresses", "guarded_socket", "resolve", "resolve_within"]
