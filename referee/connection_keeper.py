@@ -26,6 +26,10 @@ What stays as it was:
   head, on the kept connection itself, is sent once more on a new one, within what is left of the first
   one's ``start_ms`` (``runner._start``); a fault after the head is the bot's, recorded as always.
 
+The batch may also open the next match's connections before that match starts, while it records the one
+before (``referee.connect_ahead``): given here for a ``window`` (``window``), they are closed when they come
+after the next match began.
+
 Bounded by ``most`` (the least recently given closed first); the batch closes what is left when it ends
 (``close``, or the ``with`` block).
 """
@@ -52,6 +56,7 @@ class ConnectionKeeper:
         self._idle: list[tuple[Hashable, socket.socket, float]] = []  # least recently given first
         self._lock = threading.Lock()
         self._closed = False
+        self._window = 0  # moves on as each match starts (``drop_idle``) and when the keeper closes
         self.reused = 0  # connections handed to a later match: what the keeper saved
 
     def take(self, key: Hashable) -> socket.socket | None:
@@ -72,11 +77,23 @@ class ConnectionKeeper:
             _close(sock)
         return found
 
-    def give(self, key: Hashable, sock: socket.socket) -> None:
-        """Keep ``sock`` for a later match; beyond the bounds, the least recently given goes."""
+    def holds(self, key: Hashable) -> bool:
+        """Whether an idle connection for ``key`` is here (stale or not)."""
+        with self._lock:
+            return any(held == key for held, _sock, _given in self._idle)
+
+    def window(self) -> int:
+        """The time until the next match starts, as a token for ``give``: a connection opened for that match
+        and given after it started (its window closed) is closed, not kept."""
+        with self._lock:
+            return self._window
+
+    def give(self, key: Hashable, sock: socket.socket, window: int | None = None) -> None:
+        """Keep ``sock`` for a later match (if ``window`` is given: only while it is open); beyond the bounds,
+        the least recently given goes."""
         surplus: list[socket.socket] = []
         with self._lock:
-            if self._closed:
+            if self._closed or (window is not None and window != self._window):
                 surplus.append(sock)
             else:
                 self._idle.append((key, sock, self.clock()))
@@ -90,6 +107,7 @@ class ConnectionKeeper:
         not playing it."""
         with self._lock:
             idle, self._idle = self._idle, []
+            self._window += 1
         for _key, sock, _given in idle:
             _close(sock)
 
@@ -109,6 +127,11 @@ class ConnectionKeeper:
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
                  traceback: TracebackType | None) -> None:
         self.close()
+
+
+def connection_key(url: str, guard: Hashable, resolver: Hashable) -> tuple[Hashable, ...]:
+    """Whose idle connections a seat may take: the same URL, checked by an equal guard and the same resolver."""
+    return url, guard, resolver
 
 
 def _close(sock: socket.socket) -> None:

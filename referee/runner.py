@@ -21,7 +21,7 @@ from referee.asker import Asker
 from referee.bot_client import BotClient, Call, Reply
 from referee.bot_transport import AddressGuard, Resolver, resolve
 from referee.call_pool import shared_pool
-from referee.connection_keeper import ConnectionKeeper
+from referee.connection_keeper import ConnectionKeeper, connection_key
 from referee.errors import RulesError, UnsafeURL
 from referee.faults import Fault, FaultKind, excerpt
 from referee.fence import Fence
@@ -131,7 +131,7 @@ def play_match(
             if seat.client is not None:
                 kept = seat.client.detach() if ended and keeper is not None else None
                 if kept is not None:
-                    keeper.give(_keeper_key(seat.client.url, guard, resolver), kept)
+                    keeper.give(connection_key(seat.client.url, guard, resolver), kept)
                 seat.client.close()
     return {
         "format": REPLAY_FORMAT,
@@ -174,11 +174,6 @@ def _tell(hook: LiveHook | None, game: Game, state: Any, turn: int, seats: list[
     return public
 
 
-def _keeper_key(url: str, guard: AddressGuard | None, resolver: Resolver) -> tuple[Any, ...]:
-    """Whose idle connections a seat may take: the same URL, checked by an equal guard and the same resolver."""
-    return url, guard, resolver
-
-
 def _open_seat(i: int, spec: BotSpec, tc: TimeControls, guard: AddressGuard | None, resolver: Resolver,
                keeper: ConnectionKeeper | None = None) -> Seat:
     try:
@@ -187,7 +182,7 @@ def _open_seat(i: int, spec: BotSpec, tc: TimeControls, guard: AddressGuard | No
         seat = Seat(i, spec, None, tc.time_bank_ms, forfeited=True)
         seat.record(Fault(FaultKind.UNSAFE_URL, str(exc), 0.0), 0, "/start")
         return seat
-    kept = keeper.take(_keeper_key(url, guard, resolver)) if keeper is not None else None
+    kept = keeper.take(connection_key(url, guard, resolver)) if keeper is not None else None
     try:
         client = BotClient(url, spec.secret, tc.max_response_bytes, guard, resolver, kept=kept)
     except BaseException:

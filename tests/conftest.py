@@ -30,6 +30,8 @@ def spy(monkeypatch) -> ConnectionSpy:
     """Every connection the referee's transport attempts, recorded; none may leave loopback."""
     recorder = ConnectionSpy()
     monkeypatch.setattr(bot_transport.socket, "create_connection", recorder)
+    spied = recorder.connect_ex
+    monkeypatch.setattr(bot_transport.socket.socket, "connect_ex", lambda sock, address: spied(sock, address))
     return recorder
 
 
