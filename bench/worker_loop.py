@@ -42,6 +42,7 @@ from arena.services import live_feed
 from arena.storage.models import Bot, Match, MatchSeat
 from bench import callgrind_phases
 from bench.throughput import arena, store_old_matches
+from referee import connect_ahead
 from referee.bot_transport import BotConnection
 from referee.connection_keeper import ConnectionKeeper
 from referee.runner import BotSpec
@@ -129,7 +130,7 @@ def run(args: argparse.Namespace, context, servers: list) -> None:  # type: igno
         live_feed.match_feed = lambda *_a, **_k: None  # (run_match then plays with no spectators' hook)
     if args.hold_idle:
         ConnectionKeeper.drop_idle = lambda _self: None  # type: ignore[method-assign]
-    opened = _count_connections()
+    opened, ahead = _count_connections()
     jobs.set_worker_context(context)
     play = [0.0, 0.0]
     played = matches_service.play_match
@@ -207,8 +208,9 @@ def run(args: argparse.Namespace, context, servers: list) -> None:  # type: igno
     print(f"  per match: CPU {cpu / n * 1000:.2f} ms ({(cpu - play[0]) / n * 1000:.2f} outside play_match), "
           f"wall {wall / n * 1000:.2f} ms ({(wall - play[1]) / n * 1000:.2f} outside play_match); the process's "
           f"other threads (lease keepers, the live publisher) {(process - cpu) / n * 1000:.2f} ms CPU", flush=True)
-    print(f"  connections to bots opened: {sum(opened) / n:.2f} per match (the rest of the seats' calls went on "
-          f"connections kept from the match before)", flush=True)
+    print(f"  connections to bots opened: {sum(opened) / n:.2f} per match at /start, {sum(ahead) / n:.2f} ahead of "
+          f"it, while the match before was recorded (``connect_ahead``); the rest of the seats' calls went on "
+          f"connections kept from the match before", flush=True)
     print(f"  {pauses.summary()}", flush=True)
     if timed is not None:
         print("  wall per match by statement (ms, the driver's execute and the database's work):")
@@ -392,17 +394,24 @@ class GcPauses:
                 f"{gc.get_freeze_count()} frozen)")
 
 
-def _count_connections() -> list[int]:
-    """A 1 appended for every connection a seat opens (``BotConnection._connect``), from any thread."""
+def _count_connections() -> tuple[list[int], list[int]]:
+    """A 1 appended for every connection a seat opens (``BotConnection._connect``), from any thread; and for
+    every one the batch opens ahead of a match (``connect_ahead``)."""
     opened: list[int] = []
-    connect = BotConnection._connect
+    ahead: list[int] = []
+    connect, open_one = BotConnection._connect, connect_ahead._open
 
     def counted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         opened.append(1)  # (list.append: atomic under the interpreter's lock, from the call pool's threads too)
         return connect(self, *args, **kwargs)
 
+    def counted_ahead(*args, **kwargs):  # type: ignore[no-untyped-def]
+        ahead.append(1)
+        return open_one(*args, **kwargs)
+
     BotConnection._connect = counted  # type: ignore[method-assign]
-    return opened
+    connect_ahead._open = counted_ahead  # type: ignore[assignment]
+    return opened, ahead
 
 
 def _phases(context) -> callgrind_phases.Phases:  # type: ignore[no-untyped-def]

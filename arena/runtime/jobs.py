@@ -16,7 +16,7 @@ from rq.job import Job
 from arena.composition import Context, build_context
 from arena.runtime import heap
 from arena.services import live_feed
-from arena.services.claims import ClaimAhead, hand_back
+from arena.services.claims import ClaimAhead, hand_back, seat_urls
 from arena.services.leaderboards import refit
 from arena.services.matches import ANNOUNCED, run_match
 from referee.connection_keeper import ConnectionKeeper
@@ -69,6 +69,7 @@ def run_matches_job(match_ids: list[int]) -> list[str]:
     outcomes: list[str] = []
     claimed: ClaimAhead | None = None  # this match, claimed by the record of the one before it
     ahead: ClaimAhead | None = None  # the next one, claimed by this match's record
+    urls = seat_urls(ctx.db, [int(match_id) for match_id in match_ids])  # (to open the next one's connections)
     try:
         for place, match_id in enumerate(match_ids):
             if STOPPING.is_set() and ctx.queue is not None:
@@ -80,8 +81,9 @@ def run_matches_job(match_ids: list[int]) -> list[str]:
                 beaten = time.monotonic()
                 _beat(job, ctx.settings.match_lease_s)
             _limit_each_match(job, ctx.settings.job_timeout_s)
-            ahead = (ClaimAhead(int(match_ids[place + 1]), ctx.settings.match_lease_s)
-                     if place + 1 < len(match_ids) else None)
+            following = int(match_ids[place + 1]) if place + 1 < len(match_ids) else None
+            ahead = (ClaimAhead(following, ctx.settings.match_lease_s, urls.get(following, ()))
+                     if following is not None else None)
             outcome = _play(ctx, int(match_id), refits.request if refits is not None else None, claimed, ahead,
                             connections)
             claimed = ahead

@@ -99,6 +99,7 @@ class ClaimAhead:
 
     match_id: int
     lease_s: int
+    urls: tuple[str, ...] = ()  # its seats' bots, as the batch read them when it began (``seat_urls``)
     row: Any = None  # the claim's row (``CLAIMED``), once made; None: none
     claimed_at: float = 0.0  # (``time.perf_counter`` before the claim: its lease ends no earlier than this + lease)
     worker: str = ""
@@ -139,6 +140,22 @@ def hand_back(db: Database, ahead: ClaimAhead | None) -> None:
                             .values(status=MatchStatus.QUEUED, lease_until=None, attempts=attempt - 1))
     except Exception:
         log.exception("could not hand back match %s", ahead.match_id)
+
+
+def seat_urls(db: Database, match_ids: list[int]) -> dict[int, tuple[str, ...]]:
+    """The URLs of each match's seats' bots, in seat order: a batch opens its next match's connections with them
+    while it records the match before (``referee.connect_ahead``). Only a hint: the claim reads the seats again,
+    and a URL changed meanwhile is a connection the next match does not take (closed as it starts)."""
+    found: dict[int, list[str]] = {}
+    with db.session(readonly=True) as session:
+        for match_id, url in session.execute(_SEAT_URLS, {"ids": match_ids}):
+            found.setdefault(match_id, []).append(url)
+    return {match_id: tuple(urls) for match_id, urls in found.items()}
+
+
+_SEAT_URLS = (select(_SEATS.c.match_id, _BOTS.c.url).select_from(_SEATS.join(_BOTS, _BOTS.c.id == _SEATS.c.bot_id))
+              .where(_SEATS.c.match_id.in_(bindparam("ids", expanding=True)))
+              .order_by(_SEATS.c.match_id, _SEATS.c.seat))
 
 
 def seat_specs(claimed: Row[Any]) -> list[BotSpec]:

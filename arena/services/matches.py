@@ -34,6 +34,7 @@ from arena.storage.db import Database, core
 from arena.storage.models import Bot, Match, MatchSeat, MatchStatus, TournamentStatus, utcnow
 from arena.storage.read_together import read_together
 from arena.storage.replays import compress, remember
+from referee.connect_ahead import open_ahead
 from referee.connection_keeper import ConnectionKeeper
 from referee.errors import RulesError
 from referee.fence import Fence, FenceCrossed
@@ -65,7 +66,8 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
 
     In a worker's batch: ``claimed_before``, this match's claim if the record of the match before it made it;
     ``ahead``, the next match, to be claimed by this match's record (``claims.ClaimAhead``); ``connections``, the
-    batch's idle connections to bots, from the matches before this one (``referee.connection_keeper``)."""
+    batch's idle connections to bots, from the matches before this one (``referee.connection_keeper``), where
+    the next match's are opened before this one is recorded (``referee.connect_ahead``)."""
     # No transaction: the claim is one atomic UPDATE, which also hands back the seats' bots and the deal's
     # statuses (for the live feed), as its subqueries read them (on PostgreSQL, from before the claim).
     def take() -> Row[Any] | None:
@@ -98,13 +100,14 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
                               settings.time_controls(claimed.time_limit_ms))
     log.info("match started", extra={"match_id": match_id, "game": game, "worker": worker})
     keeper = _LeaseKeeper(db, match_id, worker, attempt, settings.match_lease_s, claimed_at)
+    guard = address_guard(settings)
     live_feed.announce_deal(live, deal)
     feed = live_feed.match_feed(db, live, match_id, shown=deal.may_show_now() if deal else None)
     try:
         with keeper:
             keeper.check()  # announcing may have waited on a cut link past the lease: no /start then
             replay = play_match(game, bots, seed, params, tc, match_id=referee_match_id,
-                                guard=address_guard(settings), on_step=keeper.on_step,
+                                guard=guard, on_step=keeper.on_step,
                                 on_public_step=keeper.before_next_step(feed), fence=keeper.fence,
                                 keeper=connections)
     except (LeaseLost, FenceCrossed) as exc:
@@ -117,6 +120,8 @@ def run_match(db: Database, settings: Settings, match_id: int, worker: str,
     except BaseException:
         _release(db, match_id, worker, attempt)  # let a retry claim it at once
         raise
+    if connections is not None and ahead is not None:  # the next match's bots accept while this one is recorded
+        open_ahead(connections, ahead.urls, guard)
     recorded, published, deal = _once_more_if_lost(lambda: store(
         db, match_id, replay, claim=(worker, attempt), urls=[bot.url for bot in bots], read_deal=live is not None,
         bots=[bot.bot_id for bot in bots], ahead=ahead, known=claimed))

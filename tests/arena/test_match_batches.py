@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 
 import pytest
 from rq.job import Job, JobStatus
@@ -14,6 +15,7 @@ from arena.runtime import jobs
 from arena.runtime.queue import BATCH_FUNCTION, JOB_FUNCTION, JOBS_PER_WORKER, batch_id, batch_size, job_id
 from arena.services import tournaments as tournament_service
 from arena.services.accounts import create_account
+from arena.services.claims import seat_urls
 from arena.services.reconcile import reconcile
 from arena.storage.models import Match
 from tests.arena import service_harness as h
@@ -225,3 +227,19 @@ def test_a_batch_whose_next_match_is_not_played_drops_its_idle_connections(queue
         before = len(spy.attempts)
         assert jobs.run_matches_job([ids[0], 10_001, ids[1]]) == ["recorded", "skipped", "recorded"]
         assert len(spy.attempts) - before == 4  # the second match opens its own: none were held across the skip
+
+
+def test_a_batch_connects_its_next_matchs_new_bots_while_it_records_the_match_before(queued_context, batch_job,
+                                                                                       spy) -> None:
+    """Only the first match opens connections at /start: each bot a match seats that the match before did not was
+    connected while that one was being recorded (``referee.connect_ahead``), and /start went on that connection."""
+    with h.slow_bots(4, 0) as servers:
+        ids = _claims_matches(queued_context, servers, cycles=1)
+        urls = seat_urls(queued_context.db, ids)
+        assert sorted(urls) == ids and {len(seats) for seats in urls.values()} == {2}
+        assert set().union(*urls.values()) == {server.url.rstrip("/") for server in servers}
+        new = sum(len(set(urls[after]) - set(urls[before])) for before, after in pairwise(ids))
+        attempts, ahead = len(spy.attempts), len(spy.ahead)
+        assert jobs.run_matches_job(ids) == ["recorded"] * len(ids)
+        assert len(spy.ahead) - ahead == new > 0
+        assert len(spy.attempts) - attempts == new + 2
