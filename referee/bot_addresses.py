@@ -54,13 +54,20 @@ def resolve_within(resolver: Resolver, host: str, port: int, timeout_s: float) -
             _resolving.release()
             done.set()
 
-    threading.Thread(target=work, name="arena-resolve", daemon=True).start()
+    try:
+        threading.Thread(target=work, name="arena-resolve", daemon=True).start()
+    except BaseException:  # no thread to be had: its slot is not held for good
+        _resolving.release()
+        raise
     if not done.wait(max(timeout_s, 0.0)):
         raise ResolveTimeout(f"name resolution of {host!r} took longer than {timeout_s:.3g} s")
     result = outcome[0]
     if isinstance(result, BaseException):
         raise result
     return result
+
+
+Resolving = Callable[[Resolver, str, int, float], list[str]]  # (resolver, host, port, timeout_s) -> addresses
 
 
 class ResolveFailed(OSError):
@@ -79,12 +86,13 @@ def is_literal(host: str, resolver: Resolver) -> str | None:
 
 
 def checked_addresses(host: str, port: int, timeout_s: float, guard: AddressGuard | None, resolver: Resolver,
-                      dns_timeout_s: float) -> list[str]:
+                      dns_timeout_s: float, resolving: Resolving = resolve_within) -> list[str]:
     """Every address ``host`` resolves to, each passed by the guard (raises ``UnsafeURL``, ``ResolveTimeout``,
-    ``ResolveFailed``): the first is the one to connect to."""
+    ``ResolveFailed``): the first is the one to connect to. ``resolving`` runs the resolver (by default in a
+    thread of its own, waited for within the time given)."""
     literal = is_literal(host, resolver)
     try:
-        addresses = [literal] if literal else resolve_within(resolver, host, port, min(timeout_s, dns_timeout_s))
+        addresses = [literal] if literal else resolving(resolver, host, port, min(timeout_s, dns_timeout_s))
     except OSError as exc:
         if isinstance(exc, ResolveTimeout):
             raise
@@ -114,5 +122,5 @@ def _named_refusal(message: str, host: str, address: str) -> str:
     return _IPV4.sub("its address", message.replace(address, "its address"))
 
 
-__all__ = ["DNS_TIMEOUT_S", "AddressGuard", "ResolveFailed", "ResolveTimeout", "Resolver", "UnsafeURL",
+__all__ = ["DNS_TIMEOUT_S", "AddressGuard", "ResolveFailed", "ResolveTimeout", "Resolver", "Resolving", "UnsafeURL",
            "checked_addresses", "is_literal", "resolve", "resolve_within"]

@@ -21,7 +21,12 @@ What holds as for a connection opened at ``/start``:
   opens a new connection (``multiplex.claim``), which meets the failure again and records it, as before.
 - **Names are resolved in a thread of their own** (an IP literal needs none): a slow resolver never holds up
   the record. A connection whose resolution ends after the next match began is never opened (or, opened
-  just as it began, is closed: ``ConnectionKeeper.give``'s window).
+  just as it began, is closed: ``ConnectionKeeper.give``'s window). These resolutions have slots of their own
+  (``MAX_RESOLVING_AHEAD``; none free: the name is left to ``/start``), so a bot whose name server never
+  answers cannot take the slots ``/start``'s own resolutions need (``bot_addresses.MAX_RESOLVING``).
+- **A fault is the bot's**, as on a connection opened at ``/start``: one opened ahead is not given the second
+  ``/start`` a connection kept from an earlier match gets when it fails before any answer
+  (``runner._cut_while_kept``: that one was idle, and may have met the bot's idle timeout as ``/start`` went out).
 - **The keeper's rule.** Opened only for the match the batch plays next, held only until it starts: the bots
   it does not seat after all (claimed meanwhile by another worker, not played) are closed when it starts or
   when the batch drops its idle connections.
@@ -41,6 +46,9 @@ from urllib.parse import urlsplit
 from referee.bot_addresses import DNS_TIMEOUT_S, AddressGuard, Resolver, checked_addresses, is_literal, resolve
 from referee.connection_keeper import ConnectionKeeper, connection_key
 from referee.url_guard import check_url_shape
+
+MAX_RESOLVING_AHEAD = 8  # names of next matches' bots being resolved at once, apart from bot_addresses.MAX_RESOLVING
+_resolving_ahead = threading.BoundedSemaphore(MAX_RESOLVING_AHEAD)
 
 
 def open_ahead(keeper: ConnectionKeeper, urls: Iterable[str], guard: AddressGuard | None,
@@ -77,10 +85,21 @@ def _ahead(keeper: ConnectionKeeper, url: str, window: int, guard: AddressGuard 
     return thread
 
 
+def _resolve_here(resolver: Resolver, host: str, port: int, _timeout_s: float) -> list[str]:
+    """The resolution in this (the connection's own) thread, in a slot of those kept for connections ahead; nobody
+    waits for it, so it takes as long as the resolver does (a connection it comes too late for is not made)."""
+    if not _resolving_ahead.acquire(blocking=False):
+        raise socket.gaierror(f"too many name resolutions ahead in progress to resolve {host!r}")
+    try:
+        return resolver(host, port)
+    finally:
+        _resolving_ahead.release()
+
+
 def _open(keeper: ConnectionKeeper, key: Hashable, window: int, host: str, port: int, guard: AddressGuard | None,
           resolver: Resolver, dns_timeout_s: float) -> None:
     try:
-        address = checked_addresses(host, port, dns_timeout_s, guard, resolver, dns_timeout_s)[0]
+        address = checked_addresses(host, port, dns_timeout_s, guard, resolver, dns_timeout_s, _resolve_here)[0]
     except Exception:  # refused by the guard, not resolved: left to the match's /start, which records it
         return
     if keeper.window() != window:

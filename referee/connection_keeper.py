@@ -53,7 +53,7 @@ class ConnectionKeeper:
     def __init__(self, most: int = MOST, max_idle_s: float = MAX_IDLE_S,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.most, self.max_idle_s, self.clock = most, max_idle_s, clock
-        self._idle: list[tuple[Hashable, socket.socket, float]] = []  # least recently given first
+        self._idle: list[tuple[Hashable, socket.socket, float, bool]] = []  # (.., given at, opened ahead), oldest first
         self._lock = threading.Lock()
         self._closed = False
         self._window = 0  # moves on as each match starts (``drop_idle``) and when the keeper closes
@@ -62,6 +62,12 @@ class ConnectionKeeper:
     def take(self, key: Hashable) -> socket.socket | None:
         """The most recently given idle connection for ``key`` (the least likely to have been closed by an
         idle timeout meanwhile), or None; those idle longer than ``max_idle_s`` are closed, not handed out."""
+        found = self.take_kept(key)
+        return None if found is None else found[0]
+
+    def take_kept(self, key: Hashable) -> tuple[socket.socket, bool] | None:
+        """``take``, with whether the connection was opened ahead of the match (``give``'s ``window``) rather
+        than used by an earlier one."""
         stale: list[socket.socket] = []
         found = None
         with self._lock:
@@ -71,7 +77,8 @@ class ConnectionKeeper:
             for index in range(len(self._idle) - 1, -1, -1):
                 if self._idle[index][0] == key:
                     self.reused += 1
-                    found = self._idle.pop(index)[1]
+                    _key, sock, _given, ahead = self._idle.pop(index)
+                    found = sock, ahead
                     break
         for sock in stale:
             _close(sock)
@@ -80,7 +87,7 @@ class ConnectionKeeper:
     def holds(self, key: Hashable) -> bool:
         """Whether an idle connection for ``key`` is here (stale or not)."""
         with self._lock:
-            return any(held == key for held, _sock, _given in self._idle)
+            return any(entry[0] == key for entry in self._idle)
 
     def window(self) -> int:
         """The time until the next match starts, as a token for ``give``: a connection opened for that match
@@ -96,7 +103,7 @@ class ConnectionKeeper:
             if self._closed or (window is not None and window != self._window):
                 surplus.append(sock)
             else:
-                self._idle.append((key, sock, self.clock()))
+                self._idle.append((key, sock, self.clock(), window is not None))
                 while len(self._idle) > self.most:
                     surplus.append(self._idle.pop(0)[1])
         for extra in surplus:
@@ -108,7 +115,7 @@ class ConnectionKeeper:
         with self._lock:
             idle, self._idle = self._idle, []
             self._window += 1
-        for _key, sock, _given in idle:
+        for _key, sock, _given, _ahead in idle:
             _close(sock)
 
     def __len__(self) -> int:

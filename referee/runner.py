@@ -182,14 +182,17 @@ def _open_seat(i: int, spec: BotSpec, tc: TimeControls, guard: AddressGuard | No
         seat = Seat(i, spec, None, tc.time_bank_ms, forfeited=True)
         seat.record(Fault(FaultKind.UNSAFE_URL, str(exc), 0.0), 0, "/start")
         return seat
-    kept = keeper.take(connection_key(url, guard, resolver)) if keeper is not None else None
+    found = keeper.take_kept(connection_key(url, guard, resolver)) if keeper is not None else None
+    kept, ahead = found if found is not None else (None, False)
     try:
         client = BotClient(url, spec.secret, tc.max_response_bytes, guard, resolver, kept=kept)
     except BaseException:
         if kept is not None:
             kept.close()
         raise
-    return Seat(i, spec, client, tc.time_bank_ms, reused=kept is not None)
+    # (one opened ahead of this match, ``referee.connect_ahead``, carried nothing yet: a fault on it is the bot's,
+    # as on one opened at /start, not the race of an idle connection closed as /start went out)
+    return Seat(i, spec, client, tc.time_bank_ms, reused=kept is not None and not ahead)
 
 
 def _start(game: Game, seats: list[Seat], asker: Asker, match_id: str, params: dict, tc: TimeControls) -> None:

@@ -11,6 +11,7 @@ import types
 
 import pytest
 
+from referee import bot_addresses, connect_ahead
 from referee.bot_transport import resolve
 from referee.connect_ahead import open_ahead
 from referee.connection_keeper import ConnectionKeeper, connection_key
@@ -179,3 +180,55 @@ def test_a_connection_given_for_a_window_that_closed_is_closed_not_kept() -> Non
     for pair in (early, late):
         for end in pair:
             end.close()
+
+
+class _HangUpOnFirstStart:
+    """Reads the first /start it is sent and hangs up without an answer; a good bot after that."""
+
+    def __init__(self) -> None:
+        self.starts = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, req: bot_zoo.Request, sock: socket.socket) -> None:
+        if req.path == "/start":
+            with self.lock:
+                self.starts += 1
+                first = self.starts == 1
+            if first:
+                sock.shutdown(socket.SHUT_RDWR)
+                return
+        bot_zoo.polite(req, sock)
+
+
+def test_ahead_regression_a_connection_opened_ahead_was_given_a_kept_connections_second_start() -> None:
+    """Review finding: a connection opened ahead counted as kept from an earlier match, so a bot that hung up on
+    /start got it again on a new connection (and played), where the same bot without it forfeited at once."""
+    outcomes = []
+    for ahead in (False, True):
+        hangs_up = _HangUpOnFirstStart()
+        with bot_zoo.zoo_bot(hangs_up) as a, bot_zoo.zoo_bot(bot_zoo.polite) as b, ConnectionKeeper() as keeper:
+            if ahead:
+                open_ahead(keeper, [a.url], LOOPBACK)
+                assert _until(lambda: a.connections == 1)
+            replay = _play([a, b], keeper, 1)
+        faults = [(f[0], f[1], f[2], f[3].split(" (talking to")[0]) for f in _faults(replay)]  # (ports differ)
+        outcomes.append((faults, replay["result"]["forfeited"], hangs_up.starts))
+    assert outcomes[0] == outcomes[1] and outcomes[0][1] == [0] and outcomes[0][2] == 1
+
+
+def test_names_resolved_ahead_take_slots_of_their_own_not_those_of_start(spy) -> None:
+    """Review finding: a bot whose name server never answers held two of the process's resolution slots a match
+    (one ahead, one at /start), so other bots' names could be refused sooner; ahead ones have slots of their own."""
+    shared = bot_addresses._resolving._value  # type: ignore[attr-defined]
+    resolver = _SlowName()
+    with ConnectionKeeper() as keeper:
+        urls = [f"http://bot{i}.test:9" for i in range(connect_ahead.MAX_RESOLVING_AHEAD + 2)]
+        threads = open_ahead(keeper, urls, LOOPBACK, resolver=resolver)
+        assert _until(lambda: connect_ahead._resolving_ahead._value == 0)  # type: ignore[attr-defined]
+        assert bot_addresses._resolving._value == shared  # type: ignore[attr-defined]
+        assert _until(lambda: sum(t.is_alive() for t in threads) == connect_ahead.MAX_RESOLVING_AHEAD)
+        keeper.drop_idle()
+        resolver.release.set()
+        for thread in threads:
+            thread.join(5)
+    assert spy.attempts == [] and connect_ahead._resolving_ahead._value == connect_ahead.MAX_RESOLVING_AHEAD  # type: ignore[attr-defined]

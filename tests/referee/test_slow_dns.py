@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from referee import bot_addresses
 from referee.bot_client import BotClient
 from referee.health import check_bot
 from referee.protocol import TimeControls
@@ -92,3 +93,17 @@ def test_a_fast_resolution_still_connects(slow_resolver, random_bots) -> None:
     client = BotClient(random_bots[0].url, resolver=slow_resolver)
     _elapsed, reply = _timed_call(client, 2.0)
     assert reply.fault is None and reply.data["apiversion"] == "1"
+
+
+def test_a_resolution_whose_thread_cannot_start_gives_its_slot_back(monkeypatch) -> None:
+    """Review finding (connection ahead's review): a slot was taken before the resolver's thread started, and
+    kept for good when the start failed (no thread to be had), until no name resolved at all."""
+    free = bot_addresses._resolving._value  # type: ignore[attr-defined]
+
+    def cannot_start(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", cannot_start)
+    with pytest.raises(RuntimeError):
+        bot_addresses.resolve_within(lambda host, port: ["127.0.0.1"], "bot.test", 80, 1.0)
+    assert bot_addresses._resolving._value == free  # type: ignore[attr-defined]
