@@ -26,13 +26,15 @@ def random_bots() -> Iterator[list[BotServer]]:
 
 
 @pytest.fixture
-def spy(monkeypatch) -> ConnectionSpy:
-    """Every connection the referee's transport attempts, recorded; none may leave loopback."""
+def spy(monkeypatch) -> Iterator[ConnectionSpy]:
+    """Every connection the referee's transport attempts, recorded; none may leave loopback (refused at once, and
+    the test fails as it ends even where the code under test swallowed the refusal)."""
     recorder = ConnectionSpy()
     monkeypatch.setattr(bot_transport.socket, "create_connection", recorder)
     spied = recorder.connect_ex
     monkeypatch.setattr(bot_transport.socket.socket, "connect_ex", lambda sock, address: spied(sock, address))
-    return recorder
+    yield recorder
+    assert recorder.outside == [], f"connections attempted off loopback: {recorder.outside}"
 
 
 FIGURES_ENV = "ARENA_TEST_FIGURES"  # a file the run's processes append figures to (pytest-xdist workers too)

@@ -16,6 +16,7 @@ class ConnectionSpy:
     def __init__(self) -> None:
         self.attempts: list[tuple[str, int]] = []  # every one
         self.ahead: list[tuple[str, int]] = []  # those made by ``connect_ex``: opened ahead of a match
+        self.outside: list[tuple[str, int]] = []  # refused: not on loopback
         self.real = socket.create_connection
         self.real_connect_ex = socket.socket.connect_ex
 
@@ -30,6 +31,8 @@ class ConnectionSpy:
 
     def _record(self, address) -> None:  # type: ignore[no-untyped-def]
         self.attempts.append(address)
+        if address[0] not in ("127.0.0.1", "::1"):
+            self.outside.append(address)  # (checked again as the test ends: code that swallows the error)
         assert address[0] in ("127.0.0.1", "::1"), f"a test tried to connect to {address}"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import socket
@@ -21,6 +22,7 @@ from arena.services.leaderboards import refit
 from arena.services.matches import ANNOUNCED, run_match
 from referee.connection_keeper import ConnectionKeeper
 
+log = logging.getLogger("arena.jobs")
 _context: Context | None = None  # one per worker process, built on the first job
 STOPPING = threading.Event()  # set by the worker on a stop request: a batch plays no further match
 
@@ -69,7 +71,7 @@ def run_matches_job(match_ids: list[int]) -> list[str]:
     outcomes: list[str] = []
     claimed: ClaimAhead | None = None  # this match, claimed by the record of the one before it
     ahead: ClaimAhead | None = None  # the next one, claimed by this match's record
-    urls = seat_urls(ctx.db, [int(match_id) for match_id in match_ids])  # (to open the next one's connections)
+    urls = _seat_urls(ctx, match_ids)
     try:
         for place, match_id in enumerate(match_ids):
             if STOPPING.is_set() and ctx.queue is not None:
@@ -101,6 +103,17 @@ def run_matches_job(match_ids: list[int]) -> list[str]:
     if ctx.queue is not None and ctx.settings.ladder and any(outcome != "skipped" for outcome in outcomes):
         ctx.queue.wake_ladder()
     return outcomes
+
+
+def _seat_urls(ctx: Context, match_ids: list[int]) -> dict[int, tuple[str, ...]]:
+    """Each match's seat URLs, for opening the next match's connections while the one before is recorded
+    (``claims.seat_urls``). Only a saving: when they cannot be read, the batch plays without it."""
+    try:
+        return seat_urls(ctx.db, [int(match_id) for match_id in match_ids])
+    except Exception:
+        log.warning("could not read the batch's seat URLs; its matches open their connections at /start",
+                    exc_info=True)
+        return {}
 
 
 def _beat(job: Job, lease_s: int) -> None:

@@ -243,3 +243,18 @@ def test_a_batch_connects_its_next_matchs_new_bots_while_it_records_the_match_be
         assert jobs.run_matches_job(ids) == ["recorded"] * len(ids)
         assert len(spy.ahead) - ahead == new > 0
         assert len(spy.attempts) - attempts == new + 2
+
+
+def test_a_batch_whose_seat_urls_cannot_be_read_plays_on_opening_connections_at_start(queued_context, batch_job,
+                                                                                        spy, monkeypatch) -> None:
+    """Review finding: the seat URLs (only a saving) were read before the batch's first claim with nothing to catch
+    a failure, so a database hiccup there failed the whole batch."""
+    def unreadable(*args: object) -> dict:
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(jobs, "seat_urls", unreadable)
+    with h.slow_bots(4, 0) as servers:
+        ids = _claims_matches(queued_context, servers, cycles=1)
+        ahead = len(spy.ahead)
+        assert jobs.run_matches_job(ids) == ["recorded"] * len(ids)
+        assert len(spy.ahead) == ahead
