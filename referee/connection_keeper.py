@@ -27,8 +27,8 @@ What stays as it was:
   one's ``start_ms`` (``runner._start``); a fault after the head is the bot's, recorded as always.
 
 The batch may also open the next match's connections before that match starts, while it records the one
-before (``referee.connect_ahead``): given here for a ``window`` (``window``), they are closed when they come
-after the next match began.
+before (``referee.connect_ahead``): each is given with the ``window`` it was opened in, and closed, not kept,
+when it comes after the next match began.
 
 Bounded by ``most`` (the least recently given closed first); the batch closes what is left when it ends
 (``close``, or the ``with`` block).
