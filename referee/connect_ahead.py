@@ -76,8 +76,9 @@ def _ahead(keeper: ConnectionKeeper, url: str, window: int, guard: AddressGuard 
     key = connection_key(url, guard, resolver)
     if parts.scheme != "http" or keeper.holds(key):
         return None
-    job = (keeper, key, window, parts.hostname or "", parts.port or 80, guard, resolver, dns_timeout_s)
-    if is_literal(job[3], resolver):
+    host = parts.hostname or ""
+    job = (keeper, key, window, host, parts.port or 80, guard, resolver, dns_timeout_s)
+    if is_literal(host, resolver):
         _open(*job)
         return None
     thread = threading.Thread(target=_open, args=job, name="arena-connect-ahead", daemon=True)

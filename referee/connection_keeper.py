@@ -59,15 +59,10 @@ class ConnectionKeeper:
         self._window = 0  # moves on as each match starts (``drop_idle``) and when the keeper closes
         self.reused = 0  # connections handed to a later match: what the keeper saved
 
-    def take(self, key: Hashable) -> socket.socket | None:
+    def take(self, key: Hashable) -> tuple[socket.socket, bool] | None:
         """The most recently given idle connection for ``key`` (the least likely to have been closed by an
-        idle timeout meanwhile), or None; those idle longer than ``max_idle_s`` are closed, not handed out."""
-        found = self.take_kept(key)
-        return None if found is None else found[0]
-
-    def take_kept(self, key: Hashable) -> tuple[socket.socket, bool] | None:
-        """``take``, with whether the connection was opened ahead of the match (``give``'s ``window``) rather
-        than used by an earlier one."""
+        idle timeout meanwhile), and whether it was opened ahead of the match (``give``'s ``window``) rather
+        than used by an earlier one; or None. Those idle longer than ``max_idle_s`` are closed, not handed out."""
         stale: list[socket.socket] = []
         found = None
         with self._lock:

@@ -182,7 +182,7 @@ def _open_seat(i: int, spec: BotSpec, tc: TimeControls, guard: AddressGuard | No
         seat = Seat(i, spec, None, tc.time_bank_ms, forfeited=True)
         seat.record(Fault(FaultKind.UNSAFE_URL, str(exc), 0.0), 0, "/start")
         return seat
-    found = keeper.take_kept(connection_key(url, guard, resolver)) if keeper is not None else None
+    found = keeper.take(connection_key(url, guard, resolver)) if keeper is not None else None
     kept, ahead = found if found is not None else (None, False)
     try:
         client = BotClient(url, spec.secret, tc.max_response_bytes, guard, resolver, kept=kept)

@@ -36,11 +36,9 @@ def read_together(connection: Connection, statements: Sequence[Statement]) -> li
     connection's transaction; a row reads like SQLAlchemy's (by position and by column name). In a pipeline,
     statements that need what SQLAlchemy adds as it executes them (Python-side defaults, parameters naming
     columns the statement does not set) are refused, loudly."""
-    if len(statements) < 2:  # (one alone: nothing to save)
-        return [list(connection.execute(statement, dict(params))) for statement, params in statements]
-    if connection.dialect.name == "sqlite":
+    if len(statements) >= 2 and connection.dialect.name == "sqlite":
         return [rows_in_turn(connection, statement, params) for statement, params in statements]
-    if not pipelines(connection):
+    if len(statements) < 2 or not pipelines(connection):  # (one alone: nothing to save)
         return [list(connection.execute(statement, dict(params))) for statement, params in statements]
     if in_pipeline(connection):  # (its answers would come only as the outer block ends)
         raise ValueError("read_together inside a pipelined block: nothing can be read there")

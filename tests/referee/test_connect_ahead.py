@@ -175,7 +175,7 @@ def test_a_connection_given_for_a_window_that_closed_is_closed_not_kept() -> Non
     keeper.give("x", late[0], window)
     assert late[0].fileno() == -1 and early[0].fileno() == -1 and len(keeper) == 0
     keeper.give("x", late[1], keeper.window())  # the window now open
-    assert keeper.take("x") is late[1]
+    assert keeper.take("x") == (late[1], True)
     keeper.close()
     for pair in (early, late):
         for end in pair:

@@ -32,7 +32,7 @@ def test_the_keeper_hands_back_the_latest_connection_of_a_key_and_keeps_within_i
     for key, pair in zip("xxyx", (a, b, c, d), strict=True):
         keeper.give(key, pair[0])
     assert a[0].fileno() == -1 and len(keeper) == 3  # a fourth: the least recently given goes
-    assert keeper.take("x") is d[0]  # the latest first: the least likely closed by an idle timeout
+    assert keeper.take("x") == (d[0], False)  # the latest first: the least likely closed by an idle timeout
     assert keeper.take("z") is None and keeper.reused == 1
     keeper.drop_idle()  # a match started without them: closed
     assert b[0].fileno() == -1 and c[0].fileno() == -1 and len(keeper) == 0
@@ -57,7 +57,7 @@ def test_a_connection_idle_longer_than_the_limit_is_closed_not_handed_out() -> N
     now[0] += 0.6
     keeper.give("x", fresh[0])
     now[0] += 0.6  # the first has been idle 1.2 s, the second 0.6 s
-    assert keeper.take("x") is fresh[0] and old[0].fileno() == -1
+    assert keeper.take("x") == (fresh[0], False) and old[0].fileno() == -1
     now[0] += 5
     keeper.give("y", old[1])
     now[0] += 1.5
@@ -72,7 +72,8 @@ def test_the_keeper_closes_the_least_recently_given_beyond_its_total() -> None:
     pairs = [_pair() for _ in range(3)]
     for key, pair in zip("abc", pairs, strict=True):
         keeper.give(key, pair[0])
-    assert pairs[0][0].fileno() == -1 and keeper.take("b") is pairs[1][0] and keeper.take("c") is pairs[2][0]
+    assert pairs[0][0].fileno() == -1
+    assert keeper.take("b") == (pairs[1][0], False) and keeper.take("c") == (pairs[2][0], False)
     for pair in pairs:
         for end in pair:
             end.close()
@@ -288,7 +289,7 @@ def test_no_connection_is_kept_from_a_call_that_did_not_end_cleanly() -> None:
         assert len(keeper) == 1 and keeper.take(_key(a.url)) is None
         kept = keeper.take(_key(b.url))
         assert kept is not None
-        kept.close()
+        kept[0].close()
 
 
 def test_a_match_cut_short_keeps_none_of_its_connections() -> None:
