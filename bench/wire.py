@@ -33,6 +33,7 @@ from bench.referee import bare_round_trips
 from bench.throughput import arena, queue_rate
 from referee.connection_keeper import ConnectionKeeper
 from referee.games import GAMES, get_game
+from referee.games.base import Game
 from referee.runner import BotSpec, play_match
 from tests import bot_zoo
 from tests.arena import service_harness as h
@@ -57,17 +58,22 @@ def wire_bound_ms(game_name: str, servers: list[bot_zoo.ZooServer], seats: int, 
     engine = []
     for replay in replays:
         t0 = time.perf_counter()
-        state = game.initial_state(seats, replay["seed"], replay["params"])
-        for step in replay["steps"]:
-            actions: dict[int, Any] = {}
-            for d in step["decisions"]:
-                game.view(state, d["seat"])
-                game.legal_actions(state, d["seat"])
-                actions[d["seat"]] = d["action"]
-            state = game.apply(state, actions)
+        engine_replay(game, seats, replay["seed"], replay["params"], [
+            {d["seat"]: d["action"] for d in step["decisions"]} for step in replay["steps"]])
         engine.append((time.perf_counter() - t0) * 1000)
     engine_ms = statistics.mean(engine)
     return decisions * round_trip + engine_ms, decisions, round_trip, engine_ms, play_ms
+
+
+def engine_replay(game: Game, seats: int, seed: int, params: dict[str, Any], steps: list[dict[int, Any]]) -> None:
+    """The engine's own work for a played match: each acting seat's view and legal actions, each step applied
+    (what the bound counts as engine time)."""
+    state = game.initial_state(seats, seed, params)
+    for actions in steps:
+        for seat in actions:
+            game.view(state, seat)
+            game.legal_actions(state, seat)
+        state = game.apply(state, actions)
 
 
 def bare_round_trip_ms(servers: list[bot_zoo.ZooServer], seats: int) -> float:
