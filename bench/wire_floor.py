@@ -28,6 +28,7 @@ import threading
 import time
 import types
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -38,6 +39,7 @@ from referee.runner import BotSpec, play_match
 from tests import bot_zoo
 
 _PHASE = {"/start": -1, "/end": 1 << 30}  # /start before every turn, /end after
+ROOT = Path(__file__).resolve().parent.parent  # where ``-m bench.wire_floor`` imports from
 
 
 def traffic(game_name: str, servers: list[bot_zoo.ZooServer], matches: int) -> dict[str, Any]:
@@ -130,7 +132,7 @@ def _measure(game_name: str, servers: list[bot_zoo.ZooServer], seats: int, hogs:
     try:
         before = bare_round_trip_ms(servers, seats)
         child = [sys.executable, "-m", "bench.wire_floor", "--child", f.name, "--repeat", str(args.repeat)]
-        out = subprocess.run(child, capture_output=True, text=True, check=True)
+        out = subprocess.run(child, capture_output=True, text=True, check=True, cwd=ROOT)
         after = bare_round_trip_ms(servers, seats)
     finally:
         os.unlink(f.name)
