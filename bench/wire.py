@@ -16,7 +16,9 @@ wait above all, left out); the end-to-end rate is printed beside it, and the CPU
 (from /proc) and of this process (the bots' threads, and the harness waiting on the database): how much
 of a worker's time is its own work, and how much the bots'. The same matches played by
 ``play_match`` in this process, nothing queued or stored (connections kept from match to match, as in a
-worker's batch), are printed as the ceiling a worker cannot pass.
+worker's batch), are printed as the ceiling a worker cannot pass. ``bench.wire_floor`` sends the same
+traffic from a process of its own with nothing else done: the most any worker's ratio can be under the
+load of the moment.
 """
 
 from __future__ import annotations
