@@ -96,11 +96,38 @@ class _DriverCursor:
                 self.connection.dispatch.after_cursor_execute(self.connection, self.cursor, self.sql, self.arguments,
                                                               None, self.many)
             elif isinstance(exc, self.dbapi.Error):
-                raise DBAPIError.instance(self.sql, self.arguments, exc, self.dbapi.Error,
-                                          dialect=self.connection.dialect) from exc
+                raise driver_error(self.connection, exc, self.sql, self.arguments, self.cursor) from exc
             return False
         finally:
             self.cursor.close()
+
+
+def driver_error(connection: Connection, exc: BaseException, sql: str | None, arguments: Any,
+                 cursor: Any = None) -> DBAPIError:
+    """The driver's error as SQLAlchemy's own execute raises it. A lost connection (a database restart) is
+    invalidated with the rest of its pool, as SQLAlchemy does, and the error says so (``connection_invalidated``:
+    ``matches._once_more_if_lost`` runs the record once more on a new connection). Inside ``db.pipelined`` too:
+    psycopg only logs the pipeline's end failing on the closed connection while this error goes up."""
+    dialect = connection.dialect
+    lost = bool(dialect.is_disconnect(exc, connection.connection.dbapi_connection, cursor))  # type: ignore[arg-type]
+    if lost:
+        invalidate_lost(connection, exc)
+    return DBAPIError.instance(sql, arguments, exc, dialect.loaded_dbapi.Error, connection_invalidated=lost,
+                               dialect=dialect)  # type: ignore[arg-type]
+
+
+def invalidate_lost(connection: Connection, exc: BaseException | None = None) -> None:
+    """What SQLAlchemy does on a lost connection: this one is invalidated, and the pool's others are replaced as
+    they are next checked out (a restart ended them too)."""
+    if not connection.invalidated:
+        connection.engine.pool._invalidate(connection.connection, exc)  # type: ignore[arg-type]
+        connection.invalidate(exc)  # type: ignore[arg-type]
+
+
+def driver_piped(driver: Any, dbapi: Any) -> bool:
+    """Whether the driver's connection is in psycopg's pipeline mode (``db.pipelined``); never SQLite's."""
+    pgconn = getattr(driver, "pgconn", None)
+    return pgconn is not None and bool(pgconn.pipeline_status != dbapi.pq.PipelineStatus.OFF)
 
 
 @dataclass
@@ -168,7 +195,10 @@ def plan_for(connection: Connection, statement: Executable, columns: tuple[str, 
     key = (id(statement), id(dialect), columns)
     plan = _plans.get(key)
     if plan is None or plan.statement is not statement or plan.compiled.dialect is not dialect:
-        compiled = statement.compile(dialect=dialect, column_keys=None if columns is None else list(columns))
+        # (a write is always one executemany: compiled as one, an INSERT sends no RETURNING of the new ids that
+        # nobody reads, as SQLAlchemy's own executemany leaves it out)
+        compiled = statement.compile(dialect=dialect, column_keys=None if columns is None else list(columns),
+                                     for_executemany=columns is not None)
         escaped = compiled.escaped_bind_names  # type: ignore[attr-defined]
         binds = {(name if compiled.positional else escaped.get(name, name)): process
                  for bind, name in compiled.bind_names.items()  # type: ignore[attr-defined]

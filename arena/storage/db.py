@@ -21,7 +21,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.orm import Session, sessionmaker
 
-from arena.storage.compiled_plans import driver_sql
+from arena.storage.compiled_plans import driver_piped, driver_sql, invalidate_lost
 
 MIGRATIONS = Path(__file__).with_name("migrations")
 AUTOCOMMIT = "arena_autocommit"  # the execution option of ``Database.session(autocommit=True)`` on SQLite
@@ -210,7 +210,7 @@ def pipelined(session: Session | Connection) -> Iterator[None]:
         return
     dbapi = connection.dialect.loaded_dbapi
     driver = connection.connection.dbapi_connection
-    if _piped(driver, dbapi):  # (psycopg's own nesting would sync here)
+    if driver_piped(driver, dbapi):  # (psycopg's own nesting would sync here)
         yield
         return
     try:
@@ -219,13 +219,12 @@ def pipelined(session: Session | Connection) -> Iterator[None]:
     except dbapi.Error as exc:
         lost = _unusable(driver, dbapi) or connection.dialect.is_disconnect(exc, driver, None)
         if lost:  # as SQLAlchemy's own execute does: the pool's other connections may be as dead (a restart)
-            connection.engine.pool._invalidate(connection.connection, exc)  # (and are replaced at their checkout)
-            connection.invalidate(exc)
+            invalidate_lost(connection, exc)
         raise DBAPIError.instance(None, None, exc, dbapi.Error, connection_invalidated=lost,
                                   dialect=connection.dialect) from exc
-    except BaseException:  # the block's own error: psycopg only logs an exit that failed after it
+    except BaseException as exc:  # the block's own error: psycopg only logs an exit that failed after it
         if _unusable(driver, dbapi):
-            connection.invalidate()
+            invalidate_lost(connection, exc)
         raise
 
 
@@ -236,21 +235,14 @@ def pipelines(connection: Connection) -> bool:
 
 def in_pipeline(connection: Connection) -> bool:
     """Whether the connection is inside a ``pipelined`` block (where nothing can be read)."""
-    if connection.dialect.name != "postgresql":
-        return False
-    return _piped(connection.connection.dbapi_connection, connection.dialect.loaded_dbapi)
-
-
-def _piped(driver: Any, dbapi: Any) -> bool:
-    """Whether psycopg's connection is in pipeline mode."""
-    return bool(driver.pgconn.pipeline_status != dbapi.pq.PipelineStatus.OFF)
+    return driver_piped(connection.connection.dbapi_connection, connection.dialect.loaded_dbapi)
 
 
 def _unusable(driver: Any, dbapi: Any) -> bool:
     """Lost, or still in pipeline mode after the block ("cannot exit pipeline mode while busy", seen when the
     backend ends mid-sync): either way not even the ROLLBACK can be sent on it. An error the server raised at
     the sync (a deadlock, a timeout) leaves it usable: the transaction is only aborted."""
-    return bool(driver.broken or driver.closed or _piped(driver, dbapi))
+    return bool(driver.broken or driver.closed or driver_piped(driver, dbapi))
 
 
 def alembic_config(url: str) -> Config:

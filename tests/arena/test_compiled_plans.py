@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import event, insert, select, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
+from arena.services.matches import _once_more_if_lost
 from arena.storage import compiled_plans
 from arena.storage.compiled_plans import write
 from arena.storage.db import core, pipelined
@@ -133,19 +135,89 @@ def test_a_write_that_fails_in_a_pipeline_is_sqlalchemys_error_undoing_the_trans
         assert sorted(session.scalars(select(WebSession.key_hash))) == ["r0", "r1", "r2"]
 
 
-def test_a_write_on_a_lost_connection_is_sqlalchemys_error_and_the_next_unit_gets_a_new_one() -> None:
-    """The PostgreSQL backend ends (a database restart) before a write outside any pipeline: SQLAlchemy's
-    OperationalError, and the next unit of work writes on a connection of its own."""
+def _end_backend(database, session) -> int:  # type: ignore[no-untyped-def]
+    """End the PostgreSQL backend serving ``session`` (a database restart, as it sees) and wait until it is gone."""
+    pid = core(session).connection.driver_connection.info.backend_pid
+    with database.engine.connect() as admin:
+        admin.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+        admin.commit()
+        for _ in range(500):
+            if not admin.scalar(text("SELECT count(*) FROM pg_stat_activity WHERE pid = :pid"), {"pid": pid}):
+                break
+            time.sleep(0.01)
+    return pid
+
+
+def _next_unit_writes_on_a_new_connection(database, account: int, gone: int) -> None:  # type: ignore[no-untyped-def]
+    with database.session() as session:
+        assert core(session).connection.driver_connection.info.backend_pid != gone
+        write(core(session), insert(_SESSIONS), _sessions(account, "next"))
+    with database.session(readonly=True) as session:
+        assert sorted(session.scalars(select(WebSession.key_hash))) == ["next0", "next1", "next2"]
+
+
+def test_regression_a_write_on_a_lost_connection_says_it_was_invalidated() -> None:
+    """Regression (review finding): on the driver's cursor a lost connection's error was SQLAlchemy's, but not
+    flagged as invalidated (and nothing was), where SQLAlchemy's own execute flags it and invalidates the pool: a
+    worker's record then failed instead of running once more on a new connection (``_once_more_if_lost``)."""
     with postgres_database() as database:
         account = _account(database)
-        with pytest.raises(OperationalError), database.session() as session:
-            pid = core(session).connection.driver_connection.info.backend_pid
-            with database.engine.connect() as admin:
-                admin.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
-                admin.commit()
-            write(core(session), insert(_SESSIONS), _sessions(account, "lost"))
-        with database.session() as session:
-            assert core(session).connection.driver_connection.info.backend_pid != pid
-            write(core(session), insert(_SESSIONS), _sessions(account, "next"))
+        session = database.sessions()
+        try:
+            gone = _end_backend(database, session)
+            with pytest.raises(OperationalError) as raised:  # the write's own error, not a rollback's after it
+                write(core(session), insert(_SESSIONS), _sessions(account, "lost"))
+            assert raised.value.connection_invalidated
+            session.rollback()
+        finally:
+            session.close()
+        _next_unit_writes_on_a_new_connection(database, account, gone)
+
+
+def test_regression_a_connection_lost_in_a_pipeline_is_invalidated_as_the_block_ends() -> None:
+    """The same inside ``pipelined``: the failure surfaces at a later write of the block (the driver's cursor
+    leaves the connection to the block), and the block's error says the connection was invalidated."""
+    with postgres_database() as database:
+        account = _account(database)
+        with pytest.raises(OperationalError) as raised, database.session() as session, pipelined(session):
+            write(core(session), insert(_SESSIONS), _sessions(account, "p"))
+            gone = _end_backend(database, session)
+            for prefix in ("q", "r", "s"):
+                write(core(session), insert(_SESSIONS), _sessions(account, prefix))
+        assert raised.value.connection_invalidated
+        _next_unit_writes_on_a_new_connection(database, account, gone)
+
+
+def test_regression_a_record_whose_connection_is_lost_in_its_publication_runs_once_more() -> None:
+    """What a worker does with it (``matches._once_more_if_lost``): the unit of work runs again on a new connection
+    and its writes land once."""
+    with postgres_database() as database:
+        account = _account(database)
+        runs: list[int] = []
+
+        def record() -> None:
+            runs.append(1)
+            with database.session() as session, pipelined(session):
+                write(core(session), insert(_SESSIONS), _sessions(account, "a"))
+                if len(runs) == 1:
+                    _end_backend(database, session)
+                write(core(session), insert(_SESSIONS), _sessions(account, "b"))
+
+        _once_more_if_lost(record)
+        assert len(runs) == 2
         with database.session(readonly=True) as session:
-            assert sorted(session.scalars(select(WebSession.key_hash))) == ["next0", "next1", "next2"]
+            assert sorted(session.scalars(select(WebSession.key_hash))) == ["a0", "a1", "a2", "b0", "b1", "b2"]
+
+
+def test_regression_an_insert_written_here_asks_for_no_ids_back(database) -> None:
+    """Regression (review finding): a plan compiled as for one row asked PostgreSQL to send back every new row's id
+    (``RETURNING``), which nobody reads; SQLAlchemy's own executemany leaves it out, and so does the plan now."""
+    account = _account(database)
+    sent: list[str] = []
+    event.listen(database.engine, "before_cursor_execute", lambda _c, _cur, sql, *_: sent.append(sql))
+    with database.session() as session:
+        write(core(session), insert(_SESSIONS), _sessions(account, "k"))
+        write(core(session), insert(_ACCOUNTS), [{"name": "f", "token_hash": "hf", "is_admin": False,
+                                                  "created_at": _AT}])
+    inserts = [sql for sql in sent if sql.startswith("INSERT")]
+    assert len(inserts) == 2 and not any("RETURNING" in sql for sql in inserts), inserts
