@@ -4,14 +4,16 @@
 
 ``bench.wire`` judges a worker's matches per minute against the bound set by the wire: decisions per match x
 the bare kept-alive round trip + the engine's time. This benchmark runs, in a process of its own as a worker
-is, the least a worker must do to play the same matches: it sends the very bytes the referee sent to the same
-stdlib bots (``tests.bot_zoo.polite``) in ``--matches`` matches (each seat's ``/start``, every step's ``/act``s
-sent together and then read, each seat's ``/end``) on kept-alive ``http.client`` connections, and runs the
-engine for each match (views, legal actions, apply). Nothing is built, signed, checked, committed, recorded,
-queued or shown. Its rate over the bound is the most a real worker's ratio can be here: what is between that
-and 0.5 is all a worker may spend on everything else (the referee's checks, the record, the queue, the live
-feed). ``--hogs N`` runs N busy loops beside it, as goal 5's loaded runs do (each count in the list is a run
-of its own, the bound measured again in it). Judged by nothing: it measures the machine, not the arena.
+is, the least a worker must do to play the same matches: it sends the very requests (bodies and headers) the
+referee sent to the same stdlib bots (``tests.bot_zoo.polite``) in ``--matches`` matches (each seat's
+``/start``, every step's ``/act``s sent together and then read, each seat's ``/end``) on kept-alive
+``http.client`` connections, and runs the engine for each match (views, legal actions, apply). Nothing is
+built, signed, checked, committed, recorded, queued or shown. The bound is that of the same matches (their
+decisions, the engine's time on them, the round trip of their /act bodies). The floor's rate over it is the
+most a real worker's ratio can be here: what is between that and 0.5 is all a worker may spend on everything
+else (the referee's checks, the record, the queue, the live feed). ``--hogs N`` runs N busy loops beside it,
+as goal 5's loaded runs do (each count in the list is a run of its own, the bound measured again in it).
+Judged by nothing: it measures the machine, not the arena.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from bench.wire import bare_round_trip_ms, engine_replay, wire_bound_ms
+from bench.wire import bare_round_trip_ms, engine_replay
 from referee.connection_keeper import ConnectionKeeper
 from referee.games import GAMES, get_game
 from referee.runner import BotSpec, play_match
@@ -44,21 +46,22 @@ ROOT = Path(__file__).resolve().parent.parent  # where ``-m bench.wire_floor`` i
 
 def traffic(game_name: str, servers: list[bot_zoo.ZooServer], matches: int) -> dict[str, Any]:
     """Play ``matches`` matches and return what they were made of: per match, its seed, params and actions,
-    and its requests in the order the floor sends them (groups sent together: a phase's calls to every seat)."""
+    and its requests (bot, path, body, headers) in the order the floor sends them (groups sent together: a
+    phase's calls to every seat)."""
     for server in servers:
         server.requests.clear()
     urls = [s.url for s in servers]
     with ConnectionKeeper() as keeper:
         replays = [play_match(game_name, [BotSpec(u) for u in urls], seed=seed, keeper=keeper)
                    for seed in range(matches)]
-    groups: dict[tuple[str, int], list[tuple[int, str, str]]] = defaultdict(list)
+    groups: dict[tuple[str, int], list[tuple[int, str, str, dict[str, str]]]] = defaultdict(list)
     for index, server in enumerate(servers):
         for request in list(server.requests):
             if request.path not in ("/start", "/act", "/end"):
                 continue
             body = json.loads(request.body)
             groups[body["match_id"], _PHASE.get(request.path, body.get("turn", 0))].append(
-                (index, request.path, request.body.decode()))
+                (index, request.path, request.body.decode(), request.headers))
     plan = []
     for replay in replays:
         phases = sorted(turn for match_id, turn in groups if match_id == replay["match_id"])
@@ -76,29 +79,34 @@ def floor_child(path: str, repeat: int) -> None:
     game = get_game(plan["game"])
     seats = len(plan["urls"])
     conns = [http.client.HTTPConnection(urlsplit(u).hostname or "", urlsplit(u).port) for u in plan["urls"]]
-    headers = {"Content-Type": "application/json"}
     for match in plan["matches"]:
         match["steps"] = [{int(seat): action for seat, action in step.items()} for step in match["steps"]]
-        match["groups"] = [[(i, p, b.encode()) for i, p, b in group] for group in match["groups"]]
+        match["groups"] = [[(i, p, b.encode(), list(h.items())) for i, p, b, h in group] for group in match["groups"]]
 
     def one(match: dict[str, Any]) -> None:
         for group in match["groups"]:
-            for index, path, body in group:
-                conns[index].request("POST", path, body=body, headers=headers)
-            for index, _path, _body in group:
+            for index, path, body, headers in group:  # the referee's headers (its Host and Content-Length too)
+                conn = conns[index]
+                conn.putrequest("POST", path, skip_host=True, skip_accept_encoding=True)
+                for name, value in headers:
+                    conn.putheader(name, value)
+                conn.endheaders(body)
+            for index, _path, _body, _headers in group:
                 conns[index].getresponse().read()
         engine_replay(game, seats, match["seed"], match["params"], match["steps"])
 
-    one(plan["matches"][0])
-    wall, cpu = time.perf_counter(), time.process_time()
-    for _ in range(repeat):
-        for match in plan["matches"]:
-            one(match)
-    played = repeat * len(plan["matches"])
-    print(json.dumps({"wall_ms": (time.perf_counter() - wall) * 1000 / played,
-                      "cpu_ms": (time.process_time() - cpu) * 1000 / played}))
-    for conn in conns:
-        conn.close()
+    try:
+        one(plan["matches"][0])
+        wall, cpu = time.perf_counter(), time.process_time()
+        for _ in range(repeat):
+            for match in plan["matches"]:
+                one(match)
+        played = repeat * len(plan["matches"])
+        print(json.dumps({"wall_ms": (time.perf_counter() - wall) * 1000 / played,
+                          "cpu_ms": (time.process_time() - cpu) * 1000 / played}))
+    finally:
+        for conn in conns:
+            conn.close()
 
 
 def run(args: argparse.Namespace) -> None:
@@ -124,9 +132,14 @@ def run(args: argparse.Namespace) -> None:
 
 
 def _measure(game_name: str, servers: list[bot_zoo.ZooServer], seats: int, hogs: int, args: argparse.Namespace) -> None:
-    _bound, decisions, _round_trip, engine, _play = wire_bound_ms(game_name, servers, seats)
     plan = traffic(game_name, servers, args.matches)
-    calls = statistics.mean(sum(len(g) for g in m["groups"]) for m in plan["matches"])
+    game = get_game(game_name)
+    decisions = statistics.mean(sum(len(step) for step in m["steps"]) for m in plan["matches"])  # (the floor's own
+    calls = statistics.mean(sum(len(g) for g in m["groups"]) for m in plan["matches"])  # matches make its bound)
+    started = time.perf_counter()
+    for m in plan["matches"]:
+        engine_replay(game, seats, m["seed"], m["params"], m["steps"])
+    engine = (time.perf_counter() - started) * 1000 / len(plan["matches"])
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(plan, f)
     try:
