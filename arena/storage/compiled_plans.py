@@ -10,7 +10,8 @@ columns. ``read_together`` sends plans in one pipeline on PostgreSQL; on SQLite 
 
 Either way the engine's ``before_cursor_execute`` and ``after_cursor_execute`` listeners hear each statement,
 as they would from SQLAlchemy (tests and benchmarks count and trace statements by them), and a driver's error
-is raised as SQLAlchemy's own (``IntegrityError``, ``OperationalError``, ...). A statement that needs what
+is raised as SQLAlchemy's own (``IntegrityError``, ``OperationalError``, ...; a lost connection invalidated, as
+SQLAlchemy invalidates it: ``driver_error``). A statement that needs what
 SQLAlchemy adds as it executes it (a Python-side column default) has no plan.
 """
 
