@@ -4,9 +4,11 @@ a Redis database of its own."""
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -48,6 +50,20 @@ def postgres_database(url: str = POSTGRES_URL) -> Iterator[Database]:
         with admin.begin() as conn:
             conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
         admin.dispose()
+
+
+def end_backend(database: Database, session: Any) -> int:
+    """End the PostgreSQL backend serving ``session`` (a Session or a Connection), from another connection (a
+    database restart, as it sees), and wait until it is gone; returns its process id."""
+    pid = session.connection().connection.driver_connection.info.backend_pid
+    with database.engine.connect() as admin:
+        admin.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+        admin.commit()
+        for _ in range(500):
+            if not admin.scalar(text("SELECT count(*) FROM pg_stat_activity WHERE pid = :pid"), {"pid": pid}):
+                break
+            time.sleep(0.01)
+    return pid
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

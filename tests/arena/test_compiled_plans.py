@@ -7,7 +7,7 @@ import time
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import event, insert, select, text
+from sqlalchemy import event, insert, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from arena.services.matches import _once_more_if_lost
@@ -16,7 +16,7 @@ from arena.storage.compiled_plans import write
 from arena.storage.db import core, pipelined
 from arena.storage.models import Account, MetricCounter, WebSession
 from arena.storage.upsert import upsert
-from tests.arena.conftest import postgres_database
+from tests.arena.conftest import end_backend, postgres_database
 
 _SESSIONS = WebSession.__table__
 _ACCOUNTS = Account.__table__
@@ -135,19 +135,6 @@ def test_a_write_that_fails_in_a_pipeline_is_sqlalchemys_error_undoing_the_trans
         assert sorted(session.scalars(select(WebSession.key_hash))) == ["r0", "r1", "r2"]
 
 
-def _end_backend(database, session) -> int:  # type: ignore[no-untyped-def]
-    """End the PostgreSQL backend serving ``session`` (a database restart, as it sees) and wait until it is gone."""
-    pid = core(session).connection.driver_connection.info.backend_pid
-    with database.engine.connect() as admin:
-        admin.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
-        admin.commit()
-        for _ in range(500):
-            if not admin.scalar(text("SELECT count(*) FROM pg_stat_activity WHERE pid = :pid"), {"pid": pid}):
-                break
-            time.sleep(0.01)
-    return pid
-
-
 def _next_unit_writes_on_a_new_connection(database, account: int, gone: int) -> None:  # type: ignore[no-untyped-def]
     with database.session() as session:
         assert core(session).connection.driver_connection.info.backend_pid != gone
@@ -164,7 +151,7 @@ def test_regression_a_write_on_a_lost_connection_says_it_was_invalidated() -> No
         account = _account(database)
         session = database.sessions()
         try:
-            gone = _end_backend(database, session)
+            gone = end_backend(database, session)
             with pytest.raises(OperationalError) as raised:  # the write's own error, not a rollback's after it
                 write(core(session), insert(_SESSIONS), _sessions(account, "lost"))
             assert raised.value.connection_invalidated
@@ -175,15 +162,21 @@ def test_regression_a_write_on_a_lost_connection_says_it_was_invalidated() -> No
 
 
 def test_regression_a_connection_lost_in_a_pipeline_is_invalidated_as_the_block_ends() -> None:
-    """The same inside ``pipelined``: the failure surfaces at a later write of the block (the driver's cursor
-    leaves the connection to the block), and the block's error says the connection was invalidated."""
+    """The same inside ``pipelined``, where the failure surfaces at a later write of the block (the block's own end
+    flags a lost connection by itself, so the writes go on until one meets it): the error says the connection was
+    invalidated."""
     with postgres_database() as database:
         account = _account(database)
+        met: list[int] = []
         with pytest.raises(OperationalError) as raised, database.session() as session, pipelined(session):
             write(core(session), insert(_SESSIONS), _sessions(account, "p"))
-            gone = _end_backend(database, session)
-            for prefix in ("q", "r", "s"):
-                write(core(session), insert(_SESSIONS), _sessions(account, prefix))
+            gone = end_backend(database, session)
+            for attempt in range(200):
+                met.append(attempt)
+                write(core(session), insert(_SESSIONS), _sessions(account, f"q{attempt}-"))
+                time.sleep(0.005)
+            met.clear()  # (no write met it: the block's end did)
+        assert met, "no write of the block met the lost connection"
         assert raised.value.connection_invalidated
         _next_unit_writes_on_a_new_connection(database, account, gone)
 
@@ -200,7 +193,7 @@ def test_regression_a_record_whose_connection_is_lost_in_its_publication_runs_on
             with database.session() as session, pipelined(session):
                 write(core(session), insert(_SESSIONS), _sessions(account, "a"))
                 if len(runs) == 1:
-                    _end_backend(database, session)
+                    end_backend(database, session)
                 write(core(session), insert(_SESSIONS), _sessions(account, "b"))
 
         _once_more_if_lost(record)

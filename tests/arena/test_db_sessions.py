@@ -9,20 +9,12 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from arena.storage.db import pipelined
 from arena.storage.models import MetricCounter
 from arena.storage.upsert import upsert
-from tests.arena.conftest import postgres_database
+from tests.arena.conftest import end_backend, postgres_database
 
 
 def _value(database) -> float | None:  # type: ignore[no-untyped-def]
     with database.session(readonly=True) as session:
         return session.scalar(select(MetricCounter.value))
-
-
-def _end_backend(database, session) -> None:  # type: ignore[no-untyped-def]
-    """End the PostgreSQL backend serving ``session``, from another connection (a database restart, as it sees)."""
-    pid = session.connection().connection.driver_connection.info.backend_pid
-    with database.engine.connect() as admin:
-        admin.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
-        admin.commit()
 
 
 def _next_unit_writes(database) -> None:  # type: ignore[no-untyped-def]
@@ -124,7 +116,7 @@ def test_a_connection_lost_in_a_pipeline_is_invalidated_and_replaced() -> None:
         with pytest.raises(OperationalError) as raised, database.session() as session, pipelined(session):
             upsert(session, MetricCounter, [{"name": "a", "labels": "", "value": 1.0}], ("name", "labels"),
                    add=("value",))
-            _end_backend(database, session)
+            end_backend(database, session)
         assert raised.value.connection_invalidated
         assert _value(database) is None
         _next_unit_writes(database)
@@ -158,7 +150,7 @@ def test_a_blocks_own_error_with_the_connection_lost_in_its_pipeline_is_the_erro
         with pytest.raises(RuntimeError, match="the block's own"), database.session() as session, pipelined(session):
             upsert(session, MetricCounter, [{"name": "a", "labels": "", "value": 1.0}], ("name", "labels"),
                    add=("value",))
-            _end_backend(database, session)
+            end_backend(database, session)
             raise RuntimeError("the block's own")
         assert _value(database) is None
         _next_unit_writes(database)
