@@ -57,14 +57,21 @@ def wire_bound_ms(game_name: str, servers: list[bot_zoo.ZooServer], seats: int, 
     play_ms = (time.perf_counter() - started) * 1000 / matches
     decisions = statistics.mean(sum(len(s["decisions"]) for s in r["steps"]) for r in replays)
     round_trip = bare_round_trip_ms(servers, seats)
-    engine = []
-    for replay in replays:
-        t0 = time.perf_counter()
-        engine_replay(game, seats, replay["seed"], replay["params"], [
-            {d["seat"]: d["action"] for d in step["decisions"]} for step in replay["steps"]])
-        engine.append((time.perf_counter() - t0) * 1000)
-    engine_ms = statistics.mean(engine)
-    return decisions * round_trip + engine_ms, decisions, round_trip, engine_ms, play_ms
+    engine = engine_ms(game, seats, [(r["seed"], r["params"], replay_steps(r)) for r in replays])
+    return decisions * round_trip + engine, decisions, round_trip, engine, play_ms
+
+
+def replay_steps(replay: dict[str, Any]) -> list[dict[int, Any]]:
+    """A replay's actions, step by step: each acting seat's."""
+    return [{d["seat"]: d["action"] for d in step["decisions"]} for step in replay["steps"]]
+
+
+def engine_ms(game: Game, seats: int, matches: list[tuple[int, dict[str, Any], list[dict[int, Any]]]]) -> float:
+    """The engine's time a match (``engine_replay``) over ``matches`` (each its seed, params and steps), in ms."""
+    started = time.perf_counter()
+    for seed, params, steps in matches:
+        engine_replay(game, seats, seed, params, steps)
+    return (time.perf_counter() - started) * 1000 / len(matches)
 
 
 def engine_replay(game: Game, seats: int, seed: int, params: dict[str, Any], steps: list[dict[int, Any]]) -> None:

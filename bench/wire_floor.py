@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from bench.wire import bare_round_trip_ms, engine_replay
+from bench.wire import bare_round_trip_ms, engine_ms, engine_replay, replay_steps
 from referee.connection_keeper import ConnectionKeeper
 from referee.games import GAMES, get_game
 from referee.runner import BotSpec, play_match
@@ -66,7 +66,7 @@ def traffic(game_name: str, servers: list[bot_zoo.ZooServer], matches: int) -> d
     for replay in replays:
         phases = sorted(turn for match_id, turn in groups if match_id == replay["match_id"])
         plan.append({"seed": replay["seed"], "params": replay["params"],
-                     "steps": [{d["seat"]: d["action"] for d in s["decisions"]} for s in replay["steps"]],
+                     "steps": replay_steps(replay),
                      "groups": [groups[replay["match_id"], turn] for turn in phases]})
     return {"game": game_name, "urls": urls, "matches": plan}
 
@@ -136,10 +136,7 @@ def _measure(game_name: str, servers: list[bot_zoo.ZooServer], seats: int, hogs:
     game = get_game(game_name)
     decisions = statistics.mean(sum(len(step) for step in m["steps"]) for m in plan["matches"])  # (the floor's own
     calls = statistics.mean(sum(len(g) for g in m["groups"]) for m in plan["matches"])  # matches make its bound)
-    started = time.perf_counter()
-    for m in plan["matches"]:
-        engine_replay(game, seats, m["seed"], m["params"], m["steps"])
-    engine = (time.perf_counter() - started) * 1000 / len(plan["matches"])
+    engine = engine_ms(game, seats, [(m["seed"], m["params"], m["steps"]) for m in plan["matches"]])
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(plan, f)
     try:
