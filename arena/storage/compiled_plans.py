@@ -9,7 +9,8 @@ dialect: the compiled SQL, the bind processors of its parameters' types, the res
 columns. ``read_together`` sends plans in one pipeline on PostgreSQL; on SQLite they run in turn here.
 
 Either way the engine's ``before_cursor_execute`` and ``after_cursor_execute`` listeners hear each statement,
-as they would from SQLAlchemy (tests and benchmarks count and trace statements by them), and a driver's error
+as they would from SQLAlchemy (tests and benchmarks count and trace statements by them), its statement log
+(``echo``) shows each with its parameters, as SQLAlchemy's execute would, and a driver's error
 is raised as SQLAlchemy's own (``IntegrityError``, ``OperationalError``, ...; a lost connection invalidated, as
 SQLAlchemy invalidates it: ``driver_error``). A statement that needs what
 SQLAlchemy adds as it executes it (a Python-side column default) has no plan.
@@ -87,6 +88,10 @@ class _DriverCursor:
         self.cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
 
     def __enter__(self) -> Any:
+        if self.connection._echo:  # SQLAlchemy's statement log (``echo``, the ``sqlalchemy.engine`` logger at INFO)
+            self.connection._log_info(self.sql)
+            if self.arguments:
+                self.connection._log_parameters(self.arguments, "compiled plan", ismulti=self.many)
         self.connection.dispatch.before_cursor_execute(self.connection, self.cursor, self.sql, self.arguments, None,
                                                        self.many)
         return self.cursor
