@@ -20,7 +20,6 @@ import http.client
 import json
 import os
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -28,6 +27,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from bench.bot_fleet import DEFER, BotFleet
+from bench.busy import busy_loops
 from referee.protocol import TimeControls
 from referee.runner import BotSpec, play_match
 from sample_bots.random_bot import make_bot
@@ -257,17 +257,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hog", action="store_true", help="a busy loop on every core beside the benchmark")
     args = parser.parse_args(argv)
-    hogs = []
-    if args.hog:
-        hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 1)]
-        print(f"{len(hogs)} busy-loop process(es) running beside the benchmark", flush=True)
     verdicts: list[bool] = []
-    try:
+    with busy_loops((os.cpu_count() or 1) if args.hog else 0):
         run(verdicts)
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
     return 0 if all(verdicts) else 1
 
 

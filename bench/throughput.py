@@ -4,6 +4,7 @@
     python -m bench.throughput scaling  [--matches 480] [--delay-ms 20] [--workers 1 4] [--postgres URL]
     python -m bench.throughput memory   [--matches 10000] [--postgres URL]
     python -m bench.throughput rq       [--jobs 300]
+    (each also takes --hogs N: N busy loops beside the whole run, for issue 19's goals on a loaded machine)
 
 overhead: the same matches played in process (``play_match``) and through the queue (enqueue, worker
 pick-up, claim, play, record with live Elo and counters, refit request; the coalesced refits run on the
@@ -45,6 +46,7 @@ from arena.services import tournaments
 from arena.services.leaderboards import refit
 from arena.storage.db import Database
 from arena.storage.models import Account, Bot, Match, MatchSeat, MatchStatus, utcnow
+from bench.busy import busy_loops
 from referee.protocol import TimeControls
 from referee.runner import BotSpec, play_match
 from tests.arena import service_harness as h
@@ -438,8 +440,11 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--jobs", type=int, default=300)
     r.add_argument("--plain", action="store_true", help="RQ's SimpleWorker, not the arena's worker class")
     r.add_argument("--result-ttl", type=int, default=3600, help="the jobs' result_ttl (the match jobs: 3600)")
+    for p in (o, s, m, r):
+        p.add_argument("--hogs", type=int, default=0, help="busy loops beside the whole run")
     args = parser.parse_args(argv)
-    ok = {"overhead": cmd_overhead, "scaling": cmd_scaling, "memory": cmd_memory, "rq": cmd_rq}[args.what](args)
+    with busy_loops(args.hogs):
+        ok = {"overhead": cmd_overhead, "scaling": cmd_scaling, "memory": cmd_memory, "rq": cmd_rq}[args.what](args)
     return 0 if ok else 1
 
 

@@ -1,6 +1,6 @@
 """Issue 19, goal 5: a worker's matches per minute against instant bots, judged against the wire.
 
-    python -m bench.wire [--games ...] [--workers 1 2 4] [--cycles 3] [--postgres URL]
+    python -m bench.wire [--games ...] [--workers 1 2 4] [--cycles 3] [--postgres URL] [--hogs N]
 
 The bots are stdlib servers answering the first legal action (``tests.bot_zoo.polite``). Per game, the
 bound set by the wire is decisions per match x the median bare kept-alive ``http.client`` round trip of
@@ -18,7 +18,7 @@ of a worker's time is its own work, and how much the bots'. The same matches pla
 ``play_match`` in this process, nothing queued or stored (connections kept from match to match, as in a
 worker's batch), are printed as the ceiling a worker cannot pass. ``bench.wire_floor`` sends the same
 traffic from a process of its own with nothing else done: the most any worker's ratio can be under the
-load of the moment.
+load of the moment. ``--hogs N`` runs N busy loops beside the whole run (the bound's measures included).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import time
 import types
 from typing import Any
 
+from bench.busy import busy_loops
 from bench.referee import bare_round_trips
 from bench.throughput import arena, queue_rate
 from referee.connection_keeper import ConnectionKeeper
@@ -148,7 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--cycles", type=int, default=3)
     parser.add_argument("--postgres", default=None, help="a PostgreSQL URL (default: a SQLite file)")
-    return 0 if run(parser.parse_args(argv)) else 1
+    parser.add_argument("--hogs", type=int, default=0, help="busy loops beside the whole run")
+    args = parser.parse_args(argv)
+    with busy_loops(args.hogs):
+        return 0 if run(args) else 1
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from bench.busy import busy_loops
 from bench.wire import bare_round_trip_ms, engine_ms, engine_replay, replay_steps
 from referee.connection_keeper import ConnectionKeeper
 from referee.games import GAMES, get_game
@@ -118,13 +119,8 @@ def run(args: argparse.Namespace) -> None:
             threading.Thread(target=server.serve_forever, daemon=True).start()
         try:
             for hogs in args.hogs:
-                busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(hogs)]
-                try:
+                with busy_loops(hogs):
                     _measure(game_name, servers, seats, hogs, args)
-                finally:
-                    for hog in busy:
-                        hog.kill()
-                        hog.wait()
         finally:
             for server in servers:
                 server.shutdown()
