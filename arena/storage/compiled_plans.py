@@ -88,12 +88,7 @@ class _DriverCursor:
         self.cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
 
     def __enter__(self) -> Any:
-        if self.connection._echo:  # SQLAlchemy's statement log (``echo``, the ``sqlalchemy.engine`` logger at INFO)
-            self.connection._log_info(self.sql)
-            if self.arguments:
-                self.connection._log_parameters(self.arguments, "compiled plan", ismulti=self.many)
-        self.connection.dispatch.before_cursor_execute(self.connection, self.cursor, self.sql, self.arguments, None,
-                                                       self.many)
+        before_execute(self.connection, self.cursor, self.sql, self.arguments, self.many)
         return self.cursor
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _tb: object) -> bool:
@@ -106,6 +101,17 @@ class _DriverCursor:
             return False
         finally:
             self.cursor.close()
+
+
+def before_execute(connection: Connection, cursor: Any, sql: str, arguments: Any, many: bool) -> None:
+    """What SQLAlchemy's execute does before it sends a statement: the engine's ``before_cursor_execute``
+    listeners told, then its statement log written (``echo``, or the ``sqlalchemy.engine`` logger at INFO: the
+    SQL, and its parameters cut as SQLAlchemy cuts them)."""
+    connection.dispatch.before_cursor_execute(connection, cursor, sql, arguments, None, many)
+    if connection._echo:
+        connection._log_info(sql)
+        if arguments:
+            connection._log_parameters(arguments, "compiled plan", ismulti=many)
 
 
 def driver_error(connection: Connection, exc: BaseException, sql: str | None, arguments: Any,

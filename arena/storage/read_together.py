@@ -12,7 +12,8 @@ match's record read its three statements in 405-429 us of the worker's CPU throu
 ``bench.worker_loop``). A statement alone, or a libpq without pipelines, runs through SQLAlchemy.
 
 Either way the engine's ``before_cursor_execute`` and ``after_cursor_execute`` listeners hear each statement, as
-they would from SQLAlchemy (tests and benchmarks count and trace statements by them); in a pipeline every
+they would from SQLAlchemy (tests and benchmarks count and trace statements by them), and its statement log
+(``echo``) shows each (``compiled_plans.before_execute``); in a pipeline every
 answer comes at the end, so an "after" there says when the answers were in, not when that one was.
 """
 
@@ -25,7 +26,7 @@ from sqlalchemy import Connection
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql.expression import Executable
 
-from arena.storage.compiled_plans import plan_for, rows_in_turn
+from arena.storage.compiled_plans import before_execute, plan_for, rows_in_turn
 from arena.storage.db import in_pipeline, pipelined, pipelines
 
 Statement = tuple[Executable, Mapping[str, Any]]
@@ -50,7 +51,7 @@ def read_together(connection: Connection, statements: Sequence[Statement]) -> li
             sql, arguments = plan.call(params)
             cursor = driver.cursor()  # type: ignore[union-attr]
             sent.append((plan, cursor, sql, arguments))
-            connection.dispatch.before_cursor_execute(connection, cursor, sql, arguments, None, False)
+            before_execute(connection, cursor, sql, arguments, many=False)
             cursor.execute(sql, arguments)
     dbapi = connection.dialect.loaded_dbapi
     answers = []

@@ -16,6 +16,7 @@ from arena.storage import compiled_plans
 from arena.storage.compiled_plans import rows_in_turn, write
 from arena.storage.db import core, pipelined
 from arena.storage.models import Account, MetricCounter, WebSession
+from arena.storage.read_together import read_together
 from arena.storage.upsert import upsert
 from tests.arena.conftest import end_backend, postgres_database
 
@@ -219,20 +220,22 @@ def test_regression_an_insert_written_here_asks_for_no_ids_back(database) -> Non
 
 def test_regression_the_statement_log_shows_the_statements_run_here(database, caplog) -> None:
     """Regression (a review's nit, twentieth session): SQLAlchemy's statement log (``echo``, or its
-    ``sqlalchemy.engine`` logger at INFO) left out every statement run on the driver's cursor, the worker's
-    whole record among them. Each is logged now with its parameters, a long one cut as SQLAlchemy cuts it."""
+    ``sqlalchemy.engine`` logger at INFO) left out every statement run on the driver's cursor: the worker's
+    whole record, its reads sent together in one pipeline on PostgreSQL (``read_together``) among them. Each is
+    logged now with its parameters, a long one cut as SQLAlchemy cuts it."""
     account = _account(database)
     caplog.set_level(logging.INFO, logger="sqlalchemy.engine")
     long_key = "k" * 1000
+    by_key = select(_SESSIONS.c.key_hash).where(_SESSIONS.c.key_hash == bindparam("key"))
     with database.session() as session:
         write(core(session), insert(_SESSIONS), _sessions(account, "logged"))
-        by_key = select(_SESSIONS.c.key_hash).where(_SESSIONS.c.key_hash == bindparam("key"))
-        found = rows_in_turn(core(session), by_key, {"key": "logged1"})
-        assert rows_in_turn(core(session), by_key, {"key": long_key}) == []
-    assert [row.key_hash for row in found] == ["logged1"]
+        found = rows_in_turn(core(session), by_key, {"key": "logged0"})
+        together = read_together(core(session), [(by_key, {"key": "logged1"}), (by_key, {"key": long_key})])
+    assert [row.key_hash for row in found] == ["logged0"]
+    assert [[row.key_hash for row in rows] for rows in together] == [["logged1"], []]
     messages = [record.getMessage() for record in caplog.records if record.name.startswith("sqlalchemy.engine")]
     assert any(m.startswith("INSERT INTO web_sessions") for m in messages), messages
-    assert any(m.startswith("SELECT web_sessions.key_hash") for m in messages), messages
-    assert any("compiled plan" in m and "'logged0'" in m for m in messages), messages
-    assert any("compiled plan" in m and "'logged1'" in m for m in messages), messages
+    assert sum(m.startswith("SELECT web_sessions.key_hash") for m in messages) == 3, messages
+    for key in ("logged0", "logged1", "logged2"):  # (the rows written, then the two keys read)
+        assert any("compiled plan" in m and f"'{key}'" in m for m in messages), (key, messages)
     assert any("characters truncated" in m for m in messages) and not any(long_key in m for m in messages)
