@@ -11,8 +11,10 @@ from collections.abc import Iterator
 @contextlib.contextmanager
 def busy_loops(count: int) -> Iterator[None]:
     """``count`` processes, each spinning on a core while the block runs; killed when it ends, failed or not."""
-    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    procs: list[subprocess.Popen] = []
     try:
+        for _ in range(count):
+            procs.append(subprocess.Popen([sys.executable, "-c", "while True: pass"]))
         if procs:
             print(f"{count} busy-loop process(es) running beside the benchmark", flush=True)
         yield
