@@ -70,10 +70,11 @@ def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untype
 # Tests that judge deadlines, latencies or cut links in milliseconds to seconds: beside two other pytest-xdist
 # workers on two cores they failed by tens of milliseconds (hostile bots' deadlines, search budgets, a
 # replayed match's timeout, the cluster's cut that three requests never noticed). scripts/test.sh runs them
-# after the parallel run, alone.
+# after the parallel run, alone. So too the benchmarks' busy loops (tests/bench/), which would take both cores
+# from the tests beside them.
 SERIAL = ("tests/reliability/", "tests/cluster/", "tests/referee/", "tests/deploy/", "tests/sample_bots/test_search",
           "tests/arena/test_matches_service.py", "tests/arena/test_health_check_outside_transactions.py",
-          "tests/arena/test_stale_lease.py", "tests/arena/test_ladder_integration.py")
+          "tests/arena/test_stale_lease.py", "tests/arena/test_ladder_integration.py", "tests/bench/")
 
 
 def pytest_collection_modifyitems(config, items) -> None:  # type: ignore[no-untyped-def]
