@@ -35,7 +35,10 @@ def address_guard(settings: Settings) -> AddressPolicy:
 
 
 def default_health_check(url: str, secret: str, game: str, settings: Settings) -> HealthReport:
-    return check_bot(url, secret, game, guard=address_guard(settings))
+    """The bot checked under the arena's limit per decision (``ARENA_DECISION_MS``), the one its ladder matches
+    are played under: checked under a looser one (3 s), a bot answering in 1.5 s was admitted, then forfeited
+    every ladder match, went on probation, passed its re-check under the same loose limit, and round again."""
+    return check_bot(url, secret, game, guard=address_guard(settings), timeout_ms=settings.decision_ms)
 
 
 def bot_json(bot: Bot, viewer: Account | None) -> dict[str, Any]:

@@ -195,3 +195,37 @@ def test_bot_name_regression_another_owner_took_a_famous_bots_name(client, conte
     assert renamed.status_code == 409
     elsewhere = client.post("/api/bots", json={"name": copy, "url": url, "game": "pajarracos"}, headers=auth(mallory))
     assert elsewhere.status_code == 201, elsewhere.get_json()
+
+
+def test_regression_the_health_check_holds_a_bot_to_the_limit_its_ladder_matches_are_played_under() -> None:
+    """Regression (a user's trial, twenty-first session): the check at submission (and at a probation's re-check)
+    allowed 3 s a decision while the ladder plays under ``ARENA_DECISION_MS`` (1 s): a bot answering in 1.5 s
+    was admitted, forfeited every ladder match by timeout, went on probation, passed its re-check, and round
+    again. The check now uses the arena's limit."""
+    import time
+
+    from arena.config import load_settings
+    from arena.services.bots import default_health_check
+    from sample_bots.random_bot import make_bot
+    from sample_bots.sdk import start_in_thread
+
+    bot = make_bot(1)
+    thinks = bot.act
+
+    def slow(request):  # type: ignore[no-untyped-def]
+        time.sleep(1.3)
+        return thinks(request)
+
+    bot.act = slow
+    server = start_in_thread(bot)
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        strict = default_health_check(url, "s", "piranha-pedro", load_settings({}, allow_loopback_bots=True,
+                                                                                decision_ms=1000))
+        assert not strict.ok and any("1000 ms" in problem for problem in strict.problems), strict.problems
+        loose = default_health_check(url, "s", "piranha-pedro", load_settings({}, allow_loopback_bots=True,
+                                                                               decision_ms=3000))
+        assert loose.ok, loose.problems
+    finally:
+        server.shutdown()
+        server.server_close()
