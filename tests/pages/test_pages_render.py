@@ -55,7 +55,7 @@ def test_bot_page_shows_owner_game_ratings_history_seats_latency_faults_and_matc
     assert "alice" in page and "Pajarracos" in page
     assert "Rating history" in page and 'class="live-dot"' in page and 'id="headline-rating"' in page
     assert "Results by seat" in page and "3 players" in page
-    assert re.search(r"<dt>p50</dt><dd>≤ \d+ ms</dd>", page)
+    assert re.search(r"<dt>p50</dt><dd>≤ \d+(\.\d)? ms</dd>", page)
     assert "Recent matches" in page and f'href="/matches/{world.finished[0]}"' in page
     faulty = html(client, f"/bots/{world.bots['faulty']}")
     assert "<code>illegal_action</code>" in faulty
@@ -141,3 +141,16 @@ def test_regression_pages_named_a_game_by_its_identifier(client, world) -> None:
     says "Pajarracos"."""
     page = html(client, "/")
     assert re.search(r"Pajarracos, 3 seats", page) and not re.search(r"[·>]\s*pajarracos, 3 seats", page)
+
+
+def test_regression_no_latency_percentile_reads_slower_than_the_slowest_answer() -> None:
+    """Regression (a user's trial, twenty-first session): a bot cut at its 1 s limit, every answer in the bucket
+    up to 2 s, read "p50 <= 2000 ms" beside "max 1033.8 ms". A bound above the maximum is the maximum now."""
+    from arena.web.pages.bots import latency_labels
+
+    labels = latency_labels({"percentiles": [(50, 2000.0), (90, 2000.0), (99, float("inf"))], "max_ms": 1033.8})
+    assert labels["labels"] == [(50, "≤ 1033.8 ms"), (90, "≤ 1033.8 ms"), (99, "≤ 1033.8 ms")]
+    labels = latency_labels({"percentiles": [(50, 5.0), (90, 2000.0), (99, float("inf"))], "max_ms": 12500.0})
+    assert labels["labels"] == [(50, "≤ 5 ms"), (90, "≤ 2000 ms"), (99, "≤ 12500.0 ms")]
+    assert latency_labels({"percentiles": [(50, 5.0)], "max_ms": 0.0})["labels"] == [(50, "≤ 5 ms")]  # (none kept)
+    assert latency_labels({"percentiles": [(99, float("inf"))], "max_ms": 0.0})["labels"] == [(99, "> 10 s")]

@@ -25,9 +25,12 @@ from referee.games import GAMES
 
 
 def latency_labels(summary: dict[str, Any]) -> dict[str, Any]:
-    """Bucket bounds as words: "<= 5 ms", or "> 10 s" for the open-ended last bucket."""
-    top = latency.BUCKETS_MS[-1]
-    summary["labels"] = [(q, f"> {top / 1000:g} s" if v == float("inf") else f"≤ {v:g} ms")
+    """Bucket bounds as words: "<= 5 ms", or "> 10 s" for the open-ended last bucket; a bound above the slowest
+    answer seen is that answer instead (no percentile is slower than the maximum: a bot cut at its 1 s limit read
+    "p50 <= 2000 ms" beside "max 1033.8 ms")."""
+    top, most = latency.BUCKETS_MS[-1], summary.get("max_ms") or 0.0
+    summary["labels"] = [(q, f"≤ {most:.1f} ms" if 0 < most < v else
+                          f"> {top / 1000:g} s" if v == float("inf") else f"≤ {v:g} ms")
                          for q, v in summary["percentiles"]]
     return summary
 
