@@ -151,3 +151,18 @@ def test_highlighted_code_meets_wcag_aa_contrast_in_light_and_dark() -> None:
         assert len(tokens) > 40
         low = [(token, colour) for token, colour in tokens if token != "w" and contrast(colour, background) < 4.5]
         assert low == [], (background, low)
+
+
+def test_regression_no_rendered_doc_carries_an_inline_style_the_pages_policy_refuses() -> None:
+    """Regression (a user's trial, twenty-first session): markdown-it writes a table column's alignment as an inline
+    ``style``, which the pages' Content-Security-Policy (``style-src 'self'``) refuses: about 200 console errors
+    on docs/bots.md, and its number columns lost their alignment. Alignment is a class now (arena.css)."""
+    html = render_markdown("| a | b | c |\n|:--|--:|:-:|\n| 1 | 2 | 3 |\n")
+    assert '<th class="align-left">a</th>' in html and '<td class="align-right">2</td>' in html
+    assert '<td class="align-center">3</td>' in html and "style=" not in html
+    css = (Path(__file__).resolve().parents[2] / "arena" / "web" / "static" / "arena.css").read_text()
+    assert all(f".align-{side} {{ text-align: {side}; }}" in css for side in ("left", "center", "right"))
+    root = Path(__file__).resolve().parents[2]
+    for path in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        rendered = render_markdown(path.read_text(encoding="utf-8"), str(path.relative_to(root)))
+        assert not re.search(r"<[a-z][^>]*\sstyle=", rendered), path  # (an attribute, not the word in a text)

@@ -66,9 +66,21 @@ _MD = _parser()
 def render_markdown(text: str, source: str = "", linker: Linker | None = None) -> str:
     """HTML of ``text``, from the repository file ``source`` (its folder anchors relative links)."""
     tokens = _MD.parse(text)
+    _aligned_by_class(tokens)
     if linker is not None:
         _link_paths(tokens, posixpath.dirname(source), linker)
     return _MD.renderer.render(tokens, _MD.options, {})
+
+
+def _aligned_by_class(tokens: list[Token]) -> None:
+    """A table column's alignment as a class (``align-right``; arena.css), not the inline ``style`` markdown-it
+    writes: the pages' Content-Security-Policy (``style-src 'self'``) refused every such attribute, a console
+    error per cell, and the columns lost their alignment."""
+    for token in tokens:
+        style = str(token.attrGet("style") or "")
+        if token.type in ("th_open", "td_open") and style.startswith("text-align:"):
+            del token.attrs["style"]
+            token.attrSet("class", f"align-{style.removeprefix('text-align:').strip()}")
 
 
 def _link_paths(tokens: list[Token], folder: str, linker: Linker) -> None:
