@@ -22,6 +22,7 @@ PAGES = [
     ("docs-files", "/docs/files/sample_bots/starters", None),
     ("docs-file-code", "/docs/files/sample_bots/sdk.py", None),
     ("docs-file-markdown", "/docs/files/sample_bots/starters/python/README.md", None),
+    ("docs-file-aligned-tables", "/docs/files/docs/bots.md", None),  # (aligned columns: no inline style, the CSP)
     ("leaderboard-pajarracos", "/leaderboards/pajarracos?players=3", None),
     ("leaderboard-piranha-pedro-ko", "/leaderboards/piranha-pedro-ko?players=2", None),
     ("bot", "/bots/{bots[pajarracos][0]}", None),
