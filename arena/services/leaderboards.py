@@ -34,6 +34,7 @@ from arena.storage.models import (
     Account,
     BoardFaultRates,
     Bot,
+    Ladder,
     LeaderboardFit,
     LiveRating,
     Match,
@@ -280,7 +281,11 @@ def stale_boards(session: Session) -> list[tuple[str, int]]:
 
 
 def player_counts(session: Session, game: str) -> list[int]:
-    return sorted(set(session.scalars(select(LeaderboardFit.players).where(LeaderboardFit.game == game))))
+    """The player counts with a board: a fit, or a ladder playing them (its board exists before its first fit; the
+    Korean edition's ladder plays 3 players, and its page opened on an empty 2-player board with no way to 3)."""
+    fitted = session.scalars(select(LeaderboardFit.players).where(LeaderboardFit.game == game))
+    laddered = session.scalars(select(Ladder.players).where(Ladder.game == game))
+    return sorted({*fitted, *laddered})
 
 
 def leaderboard(session: Session, game: str, players: int | None = None) -> dict[str, Any]:

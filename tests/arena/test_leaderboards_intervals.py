@@ -187,3 +187,22 @@ def test_the_migration_gives_stored_blocks_their_deals(database, monkeypatch) ->
 def _ratings(database: Database) -> list[Rating]:
     with database.session(readonly=True) as session:
         return list(session.scalars(select(Rating).where(Rating.game == GAME)))
+
+
+def test_regression_a_board_a_ladder_plays_is_offered_and_opened_before_its_first_fit(tmp_path) -> None:
+    """Regression (a user's trial, twenty-first session): the Korean edition's ladder plays 3 players, but before
+    its first fit its leaderboard opened on an empty 2-player board whose only choice was 2."""
+    from arena.storage.models import Ladder
+
+    db = Database(f"sqlite:///{tmp_path / 'arena.db'}")
+    db.migrate()
+    try:
+        with db.session() as session:
+            session.add(Ladder(game="piranha-pedro-ko", players=3, time_limit_ms=1000))
+        with db.session(readonly=True) as session:
+            board = leaderboard(session, "piranha-pedro-ko")
+            assert board["players"] == 3 and board["available_players"] == [3] and board["entries"] == []
+            assert leaderboard(session, "piranha-pedro-ko", 2)["available_players"] == [3]  # 2: still reachable
+            assert leaderboard(session, "pajarracos")["available_players"] == []  # no ladder, no fit: as before
+    finally:
+        db.dispose()
