@@ -40,7 +40,7 @@ def ladder_state(bot: Any, rating: Any | None) -> BotLadderState:
                                                                           if bot.paused_reason else ""))
     if bot.paused_by == "probation":
         why = bot.paused_reason or "it failed its health check"
-        return BotLadderState(LadderState.PAUSED, f"on probation: {why}; re-checked at {_when(bot.recheck_at)}, "
+        return BotLadderState(LadderState.PAUSED, f"on probation: {why}; to be re-checked at {_when(bot.recheck_at)}, "
                                                   "back on the ladder by itself once healthy")
     if bot.status != "active":
         return BotLadderState(LadderState.PAUSED, "disabled by its owner")

@@ -25,7 +25,7 @@ def test_each_state_with_its_reason() -> None:
     assert owner.to_json() == {"state": "paused", "reason": "paused by its owner: rebuilding"}
     probation = ladder_state(_bot(paused_by="probation", paused_reason="4 of its last 5 ladder matches had faults",
                                   recheck_at=NOW), settled)
-    assert probation.state == LadderState.PAUSED and "re-checked at 2026-12-01 23:00 UTC" in probation.reason
+    assert probation.state == LadderState.PAUSED and "to be re-checked at 2026-12-01 23:00 UTC" in probation.reason
     retired = ladder_state(_bot(retired_at=NOW, paused_by="owner"), settled)
     assert retired.state == LadderState.RETIRED and "keeps its page" in retired.reason
     assert ladder_state(_bot(status="disabled"), settled).state == LadderState.PAUSED
