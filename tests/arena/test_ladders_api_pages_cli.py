@@ -134,3 +134,33 @@ def test_a_ladder_without_enough_bots_says_it_waits_rather_than_placing_and_sett
         assert "waiting for bots" in page and "placing and settling" not in page, url
     board = client.get("/leaderboards/piranha-pedro?players=3").get_data(as_text=True)
     assert "fitted over 0" not in board and "0 matches in the last hour" in board
+
+
+def test_regression_a_settled_ladder_placing_newcomers_does_not_say_maintenance_rate(client, context) -> None:
+    """Regression (a user's trial, twenty-first session): a leaderboard read "2 of 7 bots provisional · table settled
+    (maintenance rate)": a settled ladder places a newcomer without reopening the rest (``ladder_planner``), but a
+    provisional bot is played at the full rate. The pages now say it is placing them."""
+    from arena.storage.models import Rating, utcnow
+
+    ladder_id = _ladders(context)[("piranha-pedro", 3)]
+    with context.db.session() as session:
+        account = Account(name="placing-owner", token_hash="h" * 64, is_admin=False)
+        session.add(account)
+        session.flush()
+        owner = account.id
+        bots = [Bot(owner_id=owner, name=f"b{i}", url=f"http://127.0.0.1:{9100 + i}/", game="piranha-pedro",
+                    secret="s", info={}) for i in range(4)]
+        session.add_all(bots)
+        session.flush()
+        session.add_all([Rating(game="piranha-pedro", players=3, bot_id=bot.id, rank=i + 1, provisional=i == 3)
+                         for i, bot in enumerate(bots)])
+        session.get(Ladder, ladder_id).settled_at = utcnow()
+    board = client.get("/leaderboards/piranha-pedro?players=3").get_data(as_text=True)
+    assert "table settled, placing 1 newcomer" in board and "maintenance rate" not in board
+    page = client.get(f"/ladders/{ladder_id}").get_data(as_text=True)
+    assert "placing 1 newcomer, the rest at the maintenance rate" in page
+    with context.db.session() as session:
+        for rating in session.scalars(select(Rating)):
+            rating.provisional = False
+    board = client.get("/leaderboards/piranha-pedro?players=3").get_data(as_text=True)
+    assert "table settled (maintenance rate)" in board and "newcomer" not in board
