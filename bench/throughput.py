@@ -135,7 +135,7 @@ def queue_rate(context: Context, workdir: Path, bots: list[int], matches: int, w
         time.sleep(4)  # let the workers start and idle
         before = h.finished_count(context)
         cycles = cycles or max(1, matches // (len(bots) * (len(bots) - 1)))
-        cpu_before = sum(_cpu_s(proc.pid) for proc in pool.procs)
+        cpu_before = sum(cpu_seconds(proc.pid) for proc in pool.procs)
         started = time.perf_counter()
         tournament = h.start_tournament(context, {"game": game, "bots": bots, "seats": seats, "cycles": cycles,
                                                         "seed": int(started) % 1000})
@@ -143,7 +143,7 @@ def queue_rate(context: Context, workdir: Path, bots: list[int], matches: int, w
         total = h.wait_for(context, tournament, 1800, pool)["total"]
         elapsed = time.perf_counter() - started
         if cpu is not None:
-            cpu.append((sum(_cpu_s(proc.pid) for proc in pool.procs) - cpu_before) / total)
+            cpu.append((sum(cpu_seconds(proc.pid) for proc in pool.procs) - cpu_before) / total)
         assert h.finished_count(context) - before == total
         if steady is not None:
             steady.extend(steady_per_match(context, tournament))
@@ -407,7 +407,7 @@ def judge_memory(samples: list[tuple[int, float]], total: int) -> bool:
     return growth <= 10
 
 
-def _cpu_s(pid: int) -> float:
+def cpu_seconds(pid: int) -> float:
     """A process's CPU seconds so far (user + system, every thread)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from bench import busy
+from bench.throughput import cpu_seconds
 
 
 def _spinners() -> set[int]:
@@ -35,25 +36,18 @@ def _state(pid: int) -> str | None:
         return None
 
 
-def _cpu_ticks(pid: int) -> int:
-    """The process's user + system CPU time so far, in clock ticks."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
-
-
 def test_the_loops_spin_while_the_block_runs_and_are_gone_after(capsys) -> None:
     """Each loop burns CPU all along (not only while its interpreter starts: a loop that slept would not do),
     and none is left running or unreaped after the block."""
     with busy.busy_loops(2):
         running = _spinners()
         assert len(running) == 2
-        first = {pid: _cpu_ticks(pid) for pid in running}
-        spin = os.sysconf("SC_CLK_TCK") // 2  # half a second of CPU each, beyond what they had used at first
+        first = {pid: cpu_seconds(pid) for pid in running}
+        spin = 0.5  # half a second of CPU each, beyond what they had used at first
         deadline = time.monotonic() + 20
-        while any(_cpu_ticks(pid) - first[pid] < spin for pid in running) and time.monotonic() < deadline:
+        while any(cpu_seconds(pid) - first[pid] < spin for pid in running) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert all(_cpu_ticks(pid) - first[pid] >= spin for pid in running), first
+        assert all(cpu_seconds(pid) - first[pid] >= spin for pid in running), first
     assert _spinners() == set() and all(_state(pid) is None for pid in running)  # killed and reaped
     assert "2 busy-loop process(es) running beside the benchmark" in capsys.readouterr().out
 
