@@ -85,9 +85,18 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     return 0
 
 
+SPRT_LINE_EVERY = 10  # without a terminal, a progress line every this many pairs
+
+
 def _sprt_line(status: SprtStatus) -> None:
-    sys.stdout.write(f"\rpairs {status.units:>5}  score {status.mean:.3f}  LLR {status.llr:+.3f} "
-                     f"[{status.lower:+.3f}, {status.upper:+.3f}]")
+    """The test's progress: rewritten in place on a terminal; in a log or a pipe, where a carriage return
+    runs every update into one line, a line of its own every ``SPRT_LINE_EVERY`` pairs."""
+    line = (f"pairs {status.units:>5}  score {status.mean:.3f}  LLR {status.llr:+.3f} "
+            f"[{status.lower:+.3f}, {status.upper:+.3f}]")
+    if sys.stdout.isatty():
+        sys.stdout.write("\r" + line)
+    elif status.units % SPRT_LINE_EVERY == 0:
+        sys.stdout.write(line + "\n")
     sys.stdout.flush()
 
 
@@ -99,7 +108,8 @@ def cmd_sprt(args: argparse.Namespace) -> int:
     tc = TimeControls(decision_ms=args.time_limit_ms)
     status = run_sprt(args.game, args.bot[0], args.bot[1], args.elo0, args.elo1, tc, args.workers, seed,
                       args.alpha, args.beta, args.max_pairs, args.secret, _sprt_line)
-    print()
+    if sys.stdout.isatty():
+        print()  # past the line rewritten in place
     verdict = {"H1": f"H1 accepted: A is stronger by about {args.elo1:g} Elo or more",
                "H0": f"H0 accepted: A is not stronger than {args.elo0:g} Elo",
                "continue": f"inconclusive after {status.units} pairs"}[status.decision]

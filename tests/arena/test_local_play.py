@@ -56,6 +56,10 @@ def test_sprt_stops_by_itself_and_prints_the_decision(mixed_bots, capsys) -> Non
                  "--elo1", "20", "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert "H1 accepted" in out and "LLR" in out and "colour-swapped pairs" in out
+    # regression: without a terminal its progress was one line of carriage returns; now lines of their own
+    assert "\r" not in out
+    progress = [line for line in out.splitlines() if line.startswith("pairs ")]
+    assert progress and all(int(line.split()[1]) % 10 == 0 for line in progress)
 
 
 def test_a_tampered_replay_fails_arena_replay(mixed_bots, capsys, tmp_path) -> None:
