@@ -59,7 +59,8 @@ class Settings:
     docs_dir: str = ""  # empty: the repository's docs/ folder (set it for installs outside the repository)
     proxy_hops: int = 0  # reverse proxies in front of the web app whose X-Forwarded-* headers to trust
     # The ladder (docs/ladder.md): on for `arena up`, `arena demo` and production; off under ARENA_ENV=test
-    # unless ARENA_LADDER is set, so tests that create bots get no ladder match they did not ask for.
+    # unless ARENA_LADDER is set, so tests that create bots get no ladder match they did not ask for (and
+    # there ARENA_LADDER_NEW_SECRET_S is 0 unless set).
     ladder: bool = True
     ladder_players: str = "3"  # comma-separated player counts: one ladder per game and count it allows
     ladder_in_flight: int = 8  # ladder matches queued or running at once, over every ladder
@@ -73,6 +74,9 @@ class Settings:
     ladder_fault_min_matches: int = 4  # fewer matches than this since its last resume: never judged
     ladder_recheck_s: int = 60  # first re-check of a bot on probation; doubles with every strike
     ladder_recheck_max_s: int = 6 * 3600  # the back-off never waits longer than this
+    # A bot just submitted, or whose secret was just rotated, joins the ladder this long after (its owner
+    # restarts it with the secret meanwhile), or when its owner resumes it; 0: at once
+    ladder_new_secret_s: int = 120
     ladder_max_capacity: int = 4  # the most concurrent ladder matches an owner may allow one bot
     live_streams: int = 200  # open live streams (server-sent events) per web process; past it pages poll
     live_stream_s: int = 300  # one live stream's longest life; the browser opens the next one at once
@@ -162,6 +166,9 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
     settings = replace(settings, **overrides)
     if settings.env == "test" and "ARENA_LADDER" not in environ and "ladder" not in overrides:
         settings = replace(settings, ladder=False)
+    if (settings.env == "test" and "ARENA_LADDER_NEW_SECRET_S" not in environ
+            and "ladder_new_secret_s" not in overrides):  # a test that asks for the ladder sees its bots placed
+        settings = replace(settings, ladder_new_secret_s=0)
     for name in ("allow_bot_networks", "deny_bot_addresses"):
         try:
             parse_networks(getattr(settings, name))
@@ -181,6 +188,8 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
         raise ConfigError("ARENA_LADDER_SPARE_WORKERS must be at least 0")
     if not 0 < settings.ladder_fault_rate <= 1:
         raise ConfigError(f"ARENA_LADDER_FAULT_RATE must be in (0, 1], not {settings.ladder_fault_rate}")
+    if settings.ladder_new_secret_s < 0:
+        raise ConfigError("ARENA_LADDER_NEW_SECRET_S must be at least 0")
     if min(settings.ladder_fault_window, settings.ladder_fault_min_matches, settings.ladder_recheck_s,
            settings.ladder_max_capacity) < 1:
         raise ConfigError("ARENA_LADDER_FAULT_WINDOW, _FAULT_MIN_MATCHES, _RECHECK_S and _MAX_CAPACITY must be >= 1")

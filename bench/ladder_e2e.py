@@ -202,7 +202,8 @@ def run(workers: int, timeout_s: float, kill_after_s: float) -> dict[str, Any]:
                 answer = arena.api("POST", "/api/bots", token, json={"name": name, "url": server.url, "game": GAME})
                 answer.raise_for_status()
                 figures.setdefault("submission_s", []).append(round(time.time() - sent, 2))  # its health check
-                server.bot.secret = answer.json()["secret"]
+                server.bot.secret = answer.json()["secret"]  # its owner restarts it with the secret and resumes it
+                arena.api("POST", f"/api/bots/{answer.json()['id']}/resume", token).raise_for_status()
                 submitted[answer.json()["id"]] = time.time()
                 names[answer.json()["id"]] = name
             weak_id = next(b for b, n in names.items() if n == "weak-random")

@@ -69,7 +69,8 @@ def _register_bots(context: Context, owner_id: int) -> tuple[dict[str, list[int]
                                            .where(Bot.owner_id == owner_id, Bot.name == name)).first()
             if existing is None:
                 data, secret = bot_service.submit_bot(context.db, owner_id, name, server.url, game,
-                                                      context.settings, context.health_check)
+                                                      context.settings, context.health_check,
+                                                      knows_secret=True)  # handed to the server just below
                 bot_id = data["id"]
             else:
                 bot_id, secret = existing
@@ -98,8 +99,9 @@ def start_spare_bots() -> list[tuple[str, BotServer]]:
     return [(kind, start_in_thread(make(100 + n))) for n, (kind, make) in enumerate(KINDS)]
 
 
-def how_to_submit(address: str, spares: list[tuple[str, BotServer]]) -> str:
-    """What the demo prints so a new user can submit a sample bot, on the page or with the API."""
+def how_to_submit(address: str, spares: list[tuple[str, BotServer]], hold_s: int = 0) -> str:
+    """What the demo prints so a new user can submit a sample bot, on the page or with the API. ``hold_s``:
+    how long a submitted bot waits off the ladder for its owner to restart it (``ARENA_LADDER_NEW_SECRET_S``)."""
     site = address or "http://127.0.0.1:8000/"
     lines = ["", "Sample bots you can submit as your own (no secret: they accept any account's requests):"]
     lines += [f"  {server.url}  ({kind} bot: {', '.join(server.bot.games)})" for kind, server in spares]
@@ -113,10 +115,19 @@ def how_to_submit(address: str, spares: list[tuple[str, BotServer]]) -> str:
         f"-d '{{\"name\": \"my-first\", \"url\": \"{url}\", \"game\": \"pajarracos\"}}'",
         f"Your bots, their ladder state and what you can do with them: {site}me/bots",
     ]
+    if hold_s > 0:
+        lines.append(f"A bot joins the ladder {hold_s} s after it is submitted (time to restart one of your own "
+                     "with its secret); these need no restart: Resume it there, or "
+                     f"curl -s -X POST {site}api/bots/ID/resume -H \"Authorization: Bearer $TOKEN\" "
+                     "(ID: the submission's answer), and it joins at once.")
     return "\n".join(lines)
 
 
 POLL_S = 0.3  # how often the demo looks at a tournament's progress
+
+
+def _hold_s(context: Context) -> int:
+    return context.settings.ladder_new_secret_s if context.settings.ladder else 0
 
 
 def run_demo(context: Context, cycles: int = 1, address: str = "", timeout_s: float = 900,
@@ -131,7 +142,7 @@ def run_demo(context: Context, cycles: int = 1, address: str = "", timeout_s: fl
     by_game, servers = _register_bots(context, owner_id)
     spares = start_spare_bots()
     servers += [server for _kind, server in spares]
-    print(how_to_submit(address, spares), flush=True)
+    print(how_to_submit(address, spares, _hold_s(context)), flush=True)
     if context.settings.ladder:
         if address:
             print(f"the ladder plays by itself: follow it at {address}ladders and {address}leaderboards/<game>")
@@ -168,7 +179,7 @@ def run_demo(context: Context, cycles: int = 1, address: str = "", timeout_s: fl
     for game, _prefix, seats in DEMO_GAMES:
         _print_leaderboard(context, game, seats)
     if keeps_serving:  # said again under the leaderboards, where the eye is when the demo settles
-        print(how_to_submit(address, spares), flush=True)
+        print(how_to_submit(address, spares, _hold_s(context)), flush=True)
     return tournaments, servers
 
 

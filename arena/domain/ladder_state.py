@@ -30,7 +30,7 @@ def _when(moment: datetime | None) -> str:
 
 
 def ladder_state(bot: Any, rating: Any | None) -> BotLadderState:
-    """``bot``: ``retired_at``, ``paused_by`` ("owner" | "probation" | None), ``paused_reason``,
+    """``bot``: ``retired_at``, ``paused_by`` ("owner" | "probation" | "new_secret" | None), ``paused_reason``,
     ``recheck_at``, ``status``; ``rating``: its leaderboard row (``provisional``, ``games``) or None."""
     if bot.retired_at is not None:
         return BotLadderState(LadderState.RETIRED,
@@ -42,6 +42,11 @@ def ladder_state(bot: Any, rating: Any | None) -> BotLadderState:
         why = bot.paused_reason or "it failed its health check"
         return BotLadderState(LadderState.PAUSED, f"on probation: {why}; to be re-checked at {_when(bot.recheck_at)}, "
                                                   "back on the ladder by itself once healthy")
+    if bot.paused_by == "new_secret":
+        at = bot.recheck_at.strftime("%Y-%m-%d %H:%M:%S UTC") if bot.recheck_at is not None else "soon"
+        return BotLadderState(LadderState.PAUSED, "waiting for its owner to restart it with its new signing secret: "
+                                                  f"health-checked and on the ladder at {at}, or at once when "
+                                                  "its owner resumes it")
     if bot.status != "active":
         return BotLadderState(LadderState.PAUSED, "disabled by its owner")
     if rating is None:

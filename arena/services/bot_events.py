@@ -17,13 +17,14 @@ from arena.storage.models import Bot, BotEvent, utcnow
 class BotEventKind(StrEnum):
     URL_MOVED = "url_moved"  # detail: old_url, new_url (shown to the owner only)
     PAUSED = "paused"  # by the owner; detail: by
-    RESUMED = "resumed"  # detail: by ("owner" | "probation": a re-check passed)
+    RESUMED = "resumed"  # detail: by ("owner" | "probation": a re-check passed | "new_secret": its first check)
     PROBATION = "probation"  # put on probation; detail: reason, strikes, recheck_at
     RECHECK_FAILED = "recheck_failed"  # still unhealthy; detail: problems, strikes, recheck_at
     VERSION_PUBLISHED = "version_published"  # detail: version, from_bot_id | to_bot_id
     RETIRED = "retired"  # detail: reason
     SECRET_ROTATED = "secret_rotated"  # no detail: the secret itself is never logged
     CAPACITY = "capacity_changed"  # detail: old, new
+    AWAITING_SECRET = "awaiting_secret"  # off the ladder until restarted with a new secret; detail: until
 
 
 PRIVATE_DETAIL = {BotEventKind.URL_MOVED}  # only the owner sees these details (URLs are private)
@@ -72,6 +73,7 @@ _WORDS = {
     BotEventKind.RETIRED: "retired from the ladder",
     BotEventKind.SECRET_ROTATED: "signing secret rotated",
     BotEventKind.CAPACITY: "capacity changed",
+    BotEventKind.AWAITING_SECRET: "off the ladder while its owner restarts it with its new signing secret",
 }
 
 
@@ -93,6 +95,11 @@ def _summary(words: str, detail: dict[str, Any]) -> str:
         return f"{words}: version {detail['version']}"
     if "by" in detail and detail["by"] == "probation":
         return f"{words}: its re-check passed"
+    if "by" in detail and detail["by"] == "new_secret":
+        return f"{words}: its health check with the new secret passed"
+    if "until" in detail:
+        until = datetime.fromisoformat(detail["until"]).strftime("%Y-%m-%d %H:%M:%S UTC")
+        return f"{words}: checked and back on it at {until}, or at once when resumed"
     if "new" in detail and "old" in detail:
         return f"{words}: {detail['old']} → {detail['new']}"
     if "new_url" in detail:

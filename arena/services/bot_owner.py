@@ -13,7 +13,15 @@ from sqlalchemy.orm import Session
 from arena.config import Settings
 from arena.services import bot_events
 from arena.services.bot_events import BotEventKind
-from arena.services.bots import HealthCheck, _health, _owned, _owned_by_id, bot_json, default_health_check
+from arena.services.bots import (
+    HealthCheck,
+    _health,
+    _owned,
+    _owned_by_id,
+    bot_json,
+    default_health_check,
+    hold_for_new_secret,
+)
 from arena.services.errors import Conflict, Invalid
 from arena.storage.db import Database
 from arena.storage.models import Account, Bot, BotStatus, PausedBy, utcnow
@@ -44,13 +52,14 @@ def pause(session: Session, bot_id: int, account: Account, reason: Any = None) -
 
 def resume(db: Database, bot_id: int, account_id: int, settings: Settings,
            health_check: HealthCheck = default_health_check) -> dict[str, Any]:
-    """Back on the ladder. A bot on probation is health-checked first (no transaction open) and stays
-    paused, with the problems in the error, while it fails: the owner need not wait for the back-off."""
+    """Back on the ladder. A bot on probation, or waiting to be restarted with a new secret, is health-checked
+    first (no transaction open) and stays paused, with the problems in the error, while it fails: the owner
+    need not wait for the back-off, nor for ``ARENA_LADDER_NEW_SECRET_S``."""
     with db.session(readonly=True) as session:
         bot = _current(_owned_by_id(session, bot_id, account_id))
-        on_probation = bot.paused_by == PausedBy.PROBATION
+        check_first = bot.paused_by in (PausedBy.PROBATION, PausedBy.NEW_SECRET)
         url, secret, game = bot.url, bot.secret, bot.game
-    if on_probation:
+    if check_first:
         _health(url, secret, game, settings, health_check, "the bot still fails its health check")
     with db.session() as session:
         bot = _current(_owned_by_id(session, bot_id, account_id))
@@ -87,12 +96,13 @@ def set_capacity(session: Session, bot_id: int, account: Account, capacity: Any,
     return bot
 
 
-def rotate_secret(session: Session, bot_id: int, account: Account) -> tuple[Bot, str]:
-    """A new signing secret, returned once and never shown again. Requests are signed with it at once:
-    restart the bot with it (a bot that refuses the new signatures faults, and probation pauses it)."""
+def rotate_secret(session: Session, bot_id: int, account: Account, settings: Settings) -> tuple[Bot, str]:
+    """A new signing secret, returned once and never shown again. Requests are signed with it at once: a bot
+    on the ladder leaves it while its owner restarts it with the secret (``bots.hold_for_new_secret``)."""
     bot = _current(_owned(session, bot_id, account))
     bot.secret = secrets.token_hex(24)
     bot_events.record(session, bot, BotEventKind.SECRET_ROTATED, utcnow())
+    hold_for_new_secret(session, bot, settings)
     session.flush()
     return bot, bot.secret
 

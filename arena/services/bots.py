@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import select
@@ -15,7 +16,7 @@ from arena.services import bot_events, ladder_wake
 from arena.services.bot_events import BotEventKind, iso
 from arena.services.errors import Conflict, Forbidden, Invalid, NotFound, require_id
 from arena.storage.db import Database
-from arena.storage.models import Account, Bot, BotStatus
+from arena.storage.models import Account, Bot, BotStatus, PausedBy, utcnow
 from referee.errors import UnsafeURL
 from referee.games import GAMES
 from referee.health import HealthReport, check_bot
@@ -82,19 +83,25 @@ def _validate(name: Any, url: Any, game: Any) -> tuple[str, str, str]:
 
 
 def register_bot(session: Session, owner: Account, name: Any, url: Any, game: Any, settings: Settings,
-                 health_check: HealthCheck = default_health_check) -> tuple[Bot, str]:
+                 health_check: HealthCheck = default_health_check, knows_secret: bool = False) -> tuple[Bot, str]:
     """Validate, health-check, store. Returns the bot and its signing secret (shown once).
 
     The health check runs before ``session`` is first used, so a fresh session holds no lock while the
-    bot is called; web requests use ``submit_bot``, which also checks the name first."""
+    bot is called; web requests use ``submit_bot``, which also checks the name first. ``knows_secret``: the
+    caller hands the secret to the running bot itself (the demo's bots), so it need not wait to be restarted
+    with it (``hold_for_new_secret``)."""
     name, url, game = _validate(name, url, game)
     secret = secrets.token_hex(24)
     info = _health(url, secret, game, settings, health_check, "the bot failed its health check").info
-    return _store(session, owner, name, url, game, secret, info), secret
+    bot = _store(session, owner, name, url, game, secret, info)
+    if not knows_secret:
+        hold_for_new_secret(session, bot, settings)
+    return bot, secret
 
 
 def submit_bot(db: Database, owner_id: int, name: Any, url: Any, game: Any, settings: Settings,
-               health_check: HealthCheck = default_health_check) -> tuple[dict[str, Any], str]:
+               health_check: HealthCheck = default_health_check,
+               knows_secret: bool = False) -> tuple[dict[str, Any], str]:
     """``register_bot`` for a web request: the bot is called outside any transaction (a health check
     takes seconds, and SQLite has one write lock for everybody). Returns the bot's JSON and secret."""
     name, url, game = _validate(name, url, game)
@@ -107,6 +114,8 @@ def submit_bot(db: Database, owner_id: int, name: Any, url: Any, game: Any, sett
         if owner is None:
             raise NotFound("your account no longer exists")
         bot = _store(session, owner, name, url, game, secret, report.info)
+        if not knows_secret:
+            hold_for_new_secret(session, bot, settings)
         data = bot_json(bot, owner)
         if report.warnings:  # passed, but something costs it time or safety: said once, with the fix
             data["warnings"] = list(report.warnings)
@@ -160,6 +169,25 @@ def _store(session: Session, owner: Account, name: str, url: str, game: str, sec
     session.flush()
     ladder_wake.wake_after_commit(session)  # the ladder places a new bot at once
     return bot
+
+
+def hold_for_new_secret(session: Session, bot: Bot, settings: Settings) -> None:
+    """Keep a bot that was just given a signing secret off the ladder for ``ARENA_LADDER_NEW_SECRET_S``.
+
+    Its owner learns the secret only now and restarts the bot with it; a ladder match in that gap would
+    meet a bot that is down or refuses the new signatures, count as a rated loss and soon put it on
+    probation. Probation's re-checks (``probation.recheck_due``) health-check it once the time is up and
+    put it on the ladder; its owner's *Resume* does so at once. A bot its owner paused, or on probation,
+    is left as it is (its re-check or its owner's resume comes later anyway)."""
+    if not settings.ladder or settings.ladder_new_secret_s <= 0 or bot.retired_at is not None:
+        return
+    if bot.paused_by not in (None, PausedBy.NEW_SECRET):
+        return
+    now = utcnow()
+    bot.paused_by, bot.paused_reason = PausedBy.NEW_SECRET, None
+    bot.recheck_at = now + timedelta(seconds=settings.ladder_new_secret_s)
+    bot_events.record(session, bot, BotEventKind.AWAITING_SECRET, now, until=iso(bot.recheck_at))
+    session.flush()
 
 
 def get_bot(session: Session, bot_id: int) -> Bot:

@@ -3,7 +3,8 @@ recent ladder matches fault too often, is paused from the ladder with the reason
 an exponential back-off by ``strikes``, and resumed by itself once healthy.
 
 The ladder scheduler calls ``review`` after it publishes matches and ``recheck_due`` on its tick (a
-health check takes seconds: call it where a slow call does not hold the tick, e.g. its own job).
+health check takes seconds: call it where a slow call does not hold the tick, e.g. its own job). The same
+re-checks end the wait of a bot just given a signing secret (``bots.hold_for_new_secret``).
 An owner's pause is never touched here: only the owner resumes it."""
 
 from __future__ import annotations
@@ -132,19 +133,20 @@ def review(session: Session, bot_ids: Iterable[int], settings: Settings, now: da
 
 def recheck_due(db: Database, settings: Settings, health_check: HealthCheck = default_health_check,
                 now: datetime | None = None, limit: int = 10) -> list[Recheck]:
-    """Health-check up to ``limit`` bots on probation whose ``recheck_at`` has come (each call outside any
-    transaction); resume the healthy ones, back the others off by one more strike."""
+    """Health-check up to ``limit`` bots whose ``recheck_at`` has come (each call outside any transaction):
+    on probation, or given a new secret (``bots.hold_for_new_secret``). Resume the healthy ones; back the
+    others off by one more strike (a bot that fails its first check with its new secret is put on probation)."""
     now = now or utcnow()
     with db.session(readonly=True) as session:
-        due = session.execute(select(Bot.id, Bot.url, Bot.secret, Bot.game).where(
-            Bot.paused_by == PausedBy.PROBATION, Bot.retired_at.is_(None), Bot.recheck_at <= now)
-            .order_by(Bot.recheck_at, Bot.id).limit(limit)).all()
+        due = session.execute(select(Bot.id, Bot.url, Bot.secret, Bot.game, Bot.paused_by).where(
+            Bot.paused_by.in_((PausedBy.PROBATION, PausedBy.NEW_SECRET)), Bot.retired_at.is_(None),
+            Bot.recheck_at <= now).order_by(Bot.recheck_at, Bot.id).limit(limit)).all()
     results = []
     for row in due:
         report = health_check(row.url, row.secret, row.game, settings)
         with db.session() as session:
             bot = session.get(Bot, row.id)
-            still_due = (bot is not None and bot.paused_by == PausedBy.PROBATION and bot.retired_at is None
+            still_due = (bot is not None and bot.paused_by == row.paused_by and bot.retired_at is None
                          and bot.url == row.url and bot.secret == row.secret
                          and bot.recheck_at is not None and aware(bot.recheck_at) <= now)
             if not still_due:  # moved, rotated, paused, retired or re-checked meanwhile: the next tick decides
@@ -158,10 +160,14 @@ def recheck_due(db: Database, settings: Settings, health_check: HealthCheck = de
 def _after_recheck(session: Session, bot: Bot, healthy: bool, problems: list[str], settings: Settings,
                    now: datetime) -> Recheck:
     if healthy:
+        by = "new_secret" if bot.paused_by == PausedBy.NEW_SECRET else "probation"
         bot.paused_by = bot.paused_reason = bot.recheck_at = None
-        bot_events.record(session, bot, BotEventKind.RESUMED, now, by="probation")
+        bot_events.record(session, bot, BotEventKind.RESUMED, now, by=by)
         session.flush()
         return Recheck(bot.id, True)
+    if bot.paused_by == PausedBy.NEW_SECRET:
+        paused = put_on_probation(session, bot, health_reason(problems, bot.url), settings, now)
+        return Recheck(bot.id, False, problems, paused.recheck_at if paused is not None else None)
     bot.strikes = (bot.strikes or 0) + 1
     bot.recheck_at = now + backoff(bot.strikes, settings)
     bot.paused_reason = health_reason(problems, bot.url)[:MAX_REASON]

@@ -48,6 +48,7 @@ class PausedBy(StrEnum):
 
     OWNER = "owner"
     PROBATION = "probation"  # failed health checks or too many faults: re-checked on a back-off
+    NEW_SECRET = "new_secret"  # given a signing secret: waits for its restart (``bots.hold_for_new_secret``)
 
 
 class Deals(StrEnum):

@@ -169,8 +169,8 @@ def register_owned_bots(context: Context, servers: list[BotServer], game: str,
         account, token = create_account(session, owner)
         for i, server in enumerate(servers):
             bot, secret = bot_service.register_bot(session, account, f"bot-{i}", server.url, game, context.settings,
-                                                   context.health_check)
-            server.bot.secret = secret
+                                                   context.health_check, knows_secret=True)
+            server.bot.secret = secret  # (no restart: ``knows_secret``)
             ids.append(bot.id)
     return ids, token
 

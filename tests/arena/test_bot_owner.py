@@ -59,7 +59,7 @@ def test_a_rotated_secret_is_new_and_never_logged(database, settings) -> None:
     owner, bot_id = owner_with_bot(database)
     alice = account(database, owner)
     with database.session() as session:
-        bot, secret = bot_owner.rotate_secret(session, bot_id, alice)
+        bot, secret = bot_owner.rotate_secret(session, bot_id, alice, settings)
         assert secret == bot.secret and secret != "s" * 48 and len(secret) == 48
         (event,) = events(session, bot_id)
         assert event.kind == BotEventKind.SECRET_ROTATED and secret not in str(event.detail)

@@ -34,7 +34,9 @@ def test_arena_up_plays_the_ladder_and_survives_a_killed_scheduler(tmp_path) -> 
             answer = _api(run, "POST", "/api/bots", token, json={"name": f"bot-{i}", "url": server.url,
                                                                   "game": "piranha-pedro"})
             assert answer.status_code == 201, answer.text
-            server.bot.secret = answer.json()["secret"]
+            server.bot.secret = answer.json()["secret"]  # as its owner restarts it with the secret
+            resumed = _api(run, "POST", f"/api/bots/{answer.json()['id']}/resume", token)
+            assert resumed.status_code == 200, resumed.text
         deadline = time.monotonic() + 60
         board: dict = {}
         while time.monotonic() < deadline:

@@ -27,8 +27,18 @@ pytestmark = pytest.mark.browser
 @pytest.fixture
 def owner_arena(tmp_path: Path) -> Iterator[tuple[str, object]]:
     """The app on loopback with the real health check; no worker (nothing here plays a match)."""
+    yield from _owner_arena(tmp_path)
+
+
+@pytest.fixture
+def held_owner_arena(tmp_path: Path) -> Iterator[tuple[str, object]]:
+    """``owner_arena`` with the ladder on and new bots held as outside tests (``ARENA_LADDER_NEW_SECRET_S``)."""
+    yield from _owner_arena(tmp_path, ladder=True, ladder_new_secret_s=120)
+
+
+def _owner_arena(tmp_path: Path, **overrides: object) -> Iterator[tuple[str, object]]:
     settings = load_settings({}, env="test", data_dir=tmp_path, secret_key="browser-owner", rate_limits=False,
-                             allow_loopback_bots=True)
+                             allow_loopback_bots=True, **overrides)
     context = build_context(settings)
     from arena.web import create_app
 
@@ -168,4 +178,49 @@ def test_my_bots_in_a_browser(owner_arena, browser, screenshots, random_bots) ->
     card.get_by_text("Change the URL, name, capacity, or retire").click()
     card.get_by_role("button", name="Retire pedro").click()
     expect(page.get_by_text("Retired: it plays no more ladder matches")).to_be_visible()
+    assert errors == [], errors
+
+
+def test_a_new_bot_waits_for_its_restart_and_resume_puts_it_on_the_ladder(held_owner_arena, browser, screenshots,
+                                                                        random_bots) -> None:
+    base, context = held_owner_arena
+    errors: list[str] = []
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(30_000)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text)
+            if msg.type == "error" and EXPECTED not in msg.text else None)
+    page.add_init_script(CSP_REPORTER)
+    page.goto(base + "/signup")
+    page.get_by_label("Account name").fill("nina")
+    page.get_by_role("button", name="Create account").click()
+    page.goto(base + "/bots/new")
+    page.get_by_label("Bot name").fill("fresh")
+    page.get_by_label("Base URL").fill(random_bots[0].url)
+    page.get_by_label("Game", exact=True).select_option("pajarracos")
+    page.get_by_role("button", name="Check and register").click()
+    with context.db.session() as session:
+        bot = session.scalars(select(Bot).where(Bot.name == "fresh")).one()
+        bot_id, joins = bot.id, bot.recheck_at.strftime("%H:%M:%S UTC")
+    notice = page.locator(".alert.success")
+    expect(notice).to_contain_text("Restart your bot with it")
+    expect(notice).to_contain_text(joins)
+    cookies = page.context.cookies()
+    for width in (1280, 390):  # the secret page shows once: its screenshots from this page itself
+        page.set_viewport_size({"width": width, "height": 900})
+        if width == 390:
+            _no_overflow(page)
+        page.screenshot(path=str(screenshots / f"owner-bot-created-held-{width}.png"), full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.get_by_role("link", name="My bots").last.click()
+    card = page.locator(f"#bot-{bot_id}")
+    expect(card.locator(".ladder-reason")).to_contain_text("waiting for its owner to restart it with its new "
+                                                           "signing secret")
+    expect(card.locator(".ladder-reason")).to_contain_text(joins)
+    _shots(browser, base, cookies, "/me/bots", "my-bots-new-secret", screenshots)
+    card.get_by_role("button", name="Resume").click()
+    expect(page.get_by_text("Resumed: it is back on the ladder.")).to_be_visible()
+    expect(page.locator(f"#bot-{bot_id} .tag.ladder-placing")).to_be_visible()
+    with context.db.session() as session:
+        assert session.get(Bot, bot_id).paused_by is None
     assert errors == [], errors

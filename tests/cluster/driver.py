@@ -47,7 +47,8 @@ def start(cluster: Cluster, run_dir: Path, workers_per_host: int) -> Run:
     with context.db.session() as session:
         owner, _token = create_account(session, "owner")
         registered = [bot_service.register_bot(session, owner, f"bot-{port}", hosts.bot_url(port), GAME,
-                                               context.settings, context.health_check)
+                                               context.settings, context.health_check,
+                                               knows_secret=True)  # handed to the bots just below
                       for port in BOT_PORTS + FAST_BOT_PORTS]
         ids = [bot.id for bot, _secret in registered]
     hosts.give_secrets({port: secret for port, (_bot, secret) in zip(BOT_PORTS + FAST_BOT_PORTS, registered,

@@ -58,7 +58,7 @@ def set_running(run: Run, running: bool) -> None:
 
 def newcomer(run: Run) -> int:
     """A user submits a bot through the web API (its server not knowing a secret yet), is shown its
-    secret, and gives it to the bot (the bots host, on SIGHUP): the ladder places it at once."""
+    secret, gives it to the bot (the bots host, on SIGHUP) and resumes it: the ladder places it at once."""
     from tests.cluster.scenarios import GAME, _user
 
     port = run.hosts.next_newcomer_port()
@@ -68,6 +68,9 @@ def newcomer(run: Run) -> int:
         headers={"Authorization": f"Bearer {token}"}, timeout=40)
     assert response.status_code == 201, (response.status_code, response.text[:300])
     run.hosts.give_secrets({port: response.json()["secret"]})
+    resumed = requests.post(run.hosts.web_url + f"/api/bots/{response.json()['id']}/resume",
+                            headers={"Authorization": f"Bearer {token}"}, timeout=40)
+    assert resumed.status_code == 200, (resumed.status_code, resumed.text[:300])
     run.newcomers.append(response.json()["id"])
     return response.json()["id"]
 

@@ -1,5 +1,6 @@
 """The README's step 3, end to end with the Python starter: start it without a secret, submit it (the
-real health check), restart it with the secret the arena answered once, and it passes the signed check.
+real health check), restart it with the secret the arena answered once, and it passes the signed check;
+resumed, it joins the ladder, which left it alone meanwhile (``ARENA_LADDER_NEW_SECRET_S``, as outside tests).
 Regression: a starter started with any other secret is refused with words that say what to do."""
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ def _client(tmp_path):  # type: ignore[no-untyped-def]
     db = Database(f"sqlite:///{tmp_path / 'arena.db'}")
     db.migrate()
     settings = load_settings({}, env="test", data_dir=tmp_path, secret_key="readme", rate_limits=False,
-                             allow_loopback_bots=True)
+                             allow_loopback_bots=True, ladder=True, ladder_new_secret_s=120)
     return create_app(context=Context(settings=settings, db=db, queue=None)).test_client(), db
 
 
@@ -35,8 +36,11 @@ def test_the_readme_submission_works_as_written(tmp_path) -> None:
                                  headers=headers)
             assert answer.status_code == 201, answer.get_json()
             secret = answer.get_json()["secret"]
+            assert answer.get_json()["paused_by"] == "new_secret"  # no ladder match while it restarts
         with running([*bare, "--secret", secret], STARTERS / "python", port) as url:
             assert check_bot(url, secret, "piranha-pedro").ok
+            resumed = client.post(f"/api/bots/{answer.get_json()['id']}/resume", headers=headers)
+            assert resumed.status_code == 200 and resumed.get_json()["paused_by"] is None
         other = free_port()
         with running([sys.executable, "bot.py", "--port", str(other), "--secret", "another"], STARTERS / "python",
                      other) as url:

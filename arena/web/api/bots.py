@@ -130,7 +130,7 @@ def set_capacity(bot_id: int):  # type: ignore[no-untyped-def]
 def rotate_secret(bot_id: int):  # type: ignore[no-untyped-def]
     with unit_of_work() as session:
         account = current_account(session)
-        bot, secret = bot_owner.rotate_secret(session, bot_id, account)
+        bot, secret = bot_owner.rotate_secret(session, bot_id, account, context().settings)
         response = jsonify(service.bot_json(bot, account) | {"secret": secret})
     response.headers["Cache-Control"] = "no-store"
     return response

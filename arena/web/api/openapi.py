@@ -69,7 +69,8 @@ BOT = {
                    "url": {"type": "string"}, "secret": {"type": "string"},
                    "version_number": {"type": "integer", "description": "1 for the first version of a bot"},
                    "lineage_id": {"type": "integer", "description": "the first version's id"},
-                   "retired_at": {"type": ["string", "null"]}, "paused_by": {"enum": ["owner", "probation", None]},
+                   "retired_at": {"type": ["string", "null"]},
+                   "paused_by": {"enum": ["owner", "probation", "new_secret", None]},
                    "paused_reason": {"type": ["string", "null"]}, "recheck_at": {"type": ["string", "null"]},
                    "capacity": {"type": "integer"},
                    "ladder": {"type": "object", "properties": {
@@ -246,14 +247,16 @@ def spec() -> dict[str, Any]:
                 "take the bot off the ladder until you resume it (owner)", 200, {"$ref": "#/components/schemas/Bot"},
                 400, 401, 403, 404, 409, 413, 422, body="BotPause", auth=True, params=[_path_id("bot_id")])},
             "/api/bots/{bot_id}/resume": {"post": _op(
-                "back on the ladder (owner); a bot on probation is health-checked first", 200,
+                "back on the ladder (owner); a bot on probation, or waiting to be restarted with its new secret, "
+                "is health-checked first", 200,
                 {"$ref": "#/components/schemas/Bot"}, 401, 403, 404, 409, 422, 429, auth=True,
                 params=[_path_id("bot_id")])},
             "/api/bots/{bot_id}/capacity": {"post": _op(
                 "how many ladder matches the bot may play at once (owner)", 200, {"$ref": "#/components/schemas/Bot"},
                 400, 401, 403, 404, 409, 413, 422, body="BotCapacity", auth=True, params=[_path_id("bot_id")])},
             "/api/bots/{bot_id}/secret": {"post": _op(
-                "a new signing secret, answered once (owner)", 200, {"$ref": "#/components/schemas/Bot"},
+                "a new signing secret, answered once (owner); a bot on the ladder leaves it until it is "
+                "restarted with it (ARENA_LADDER_NEW_SECRET_S, or resume)", 200, {"$ref": "#/components/schemas/Bot"},
                 401, 403, 404, 409, auth=True, params=[_path_id("bot_id")])},
             "/api/bots/{bot_id}/retire": {"post": _op(
                 "retire the bot from the ladder for good (owner); same as DELETE", 200,

@@ -6,6 +6,7 @@ signing secret is shown once, in the answer to a successful submission, and neve
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from flask import make_response, redirect, request, url_for
@@ -83,7 +84,8 @@ def new_bot() -> tuple[str, int] | Response:
             details = exc.details if isinstance(exc.details, dict) else {}
             problems = [str(p) for p in details.get("problems", [])]
         else:  # post/redirect/get: the secret waits in the session for the one page that shows it
-            shown = {"id": created["id"], "name": created["name"], "warnings": created.get("warnings", [])[:6]}
+            shown = {"id": created["id"], "name": created["name"], "warnings": created.get("warnings", [])[:6],
+                     "joins_at": _joins_at(created)}
             keep_notice("created", "registered", bot=shown, fingerprint=bot_owner.fingerprint(secret))
             return redirect(url_for("pages.bot_created"), 303)
     return page("bot_new.html", status, form=form, error=error, problems=problems)
@@ -103,3 +105,10 @@ def bot_created() -> Response:
     response = make_response(page("bot_created.html", bot=notice["bot"], secret=secret))
     response.headers["Cache-Control"] = "no-store"
     return response
+
+
+def _joins_at(created: dict[str, Any]) -> str | None:
+    """When a bot waiting to be restarted with its new secret joins the ladder, for the page that shows it."""
+    if created.get("paused_by") != "new_secret" or not created.get("recheck_at"):
+        return None
+    return datetime.fromisoformat(created["recheck_at"]).strftime("%H:%M:%S UTC")

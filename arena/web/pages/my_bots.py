@@ -153,7 +153,7 @@ def set_capacity(bot_id: int) -> Response:
 @pages.post("/me/bots/<int:bot_id>/secret")
 def rotate_secret(bot_id: int) -> Response:
     def rotate(s: Any, a: Any) -> tuple[str, str]:
-        bot, secret = bot_owner.rotate_secret(s, bot_id, a)
+        bot, secret = bot_owner.rotate_secret(s, bot_id, a, context().settings)
         return bot.name, secret
     return _act(bot_id, "New signing secret", _in_unit(bot_id, rotate))
 
