@@ -45,7 +45,8 @@ def iso(moment: datetime | None) -> str | None:
 def record(session: Session, bot: Bot, kind: BotEventKind, at: datetime | None = None, **detail: Any) -> BotEvent:
     event = BotEvent(bot_id=bot.id, kind=str(kind), detail=detail, created_at=at or utcnow())
     session.add(event)
-    if kind in (BotEventKind.RESUMED, BotEventKind.VERSION_PUBLISHED):  # back on the ladder: placed at once
+    # back on the ladder: placed at once; waiting for a restart: what it owes and has not started cancelled at once
+    if kind in (BotEventKind.RESUMED, BotEventKind.VERSION_PUBLISHED, BotEventKind.AWAITING_SECRET):
         ladder_wake.wake_after_commit(session)
     return event
 
@@ -96,10 +97,10 @@ def _summary(words: str, detail: dict[str, Any]) -> str:
     if "by" in detail and detail["by"] == "probation":
         return f"{words}: its re-check passed"
     if "by" in detail and detail["by"] == "new_secret":
-        return f"{words}: its health check with the new secret passed"
+        return "on the ladder: restarted with its new secret (it passed its check and refuses unsigned requests)"
     if "until" in detail:
         until = datetime.fromisoformat(detail["until"]).strftime("%Y-%m-%d %H:%M:%S UTC")
-        return f"{words}: checked and back on it at {until}, or at once when resumed"
+        return f"{words}: checked and on it from {until} once restarted, or at once when resumed"
     if "new" in detail and "old" in detail:
         return f"{words}: {detail['old']} → {detail['new']}"
     if "new_url" in detail:

@@ -63,6 +63,8 @@ def resume(db: Database, bot_id: int, account_id: int, settings: Settings,
         _health(url, secret, game, settings, health_check, "the bot still fails its health check")
     with db.session() as session:
         bot = _current(_owned_by_id(session, bot_id, account_id))
+        if check_first and (bot.url, bot.secret) != (url, secret):  # moved or given a newer secret meanwhile
+            raise Conflict(f"{bot.name} changed while it was checked (a new URL or secret): resume it again")
         if bot.paused_by is not None or bot.status != BotStatus.ACTIVE:
             bot.paused_by = bot.paused_reason = bot.recheck_at = None
             bot.status = BotStatus.ACTIVE

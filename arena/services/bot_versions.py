@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from arena.config import Settings
 from arena.services import bot_events
-from arena.services.bot_events import BotEventKind
+from arena.services.bot_events import BotEventKind, iso
 from arena.services.bots import (
     HealthCheck,
     _health,
@@ -27,7 +27,7 @@ from arena.services.bots import (
 )
 from arena.services.errors import Conflict
 from arena.storage.db import Database
-from arena.storage.models import Bot, BotStatus, utcnow
+from arena.storage.models import Bot, BotStatus, PausedBy, utcnow
 
 
 def lineage_of(bot: Bot) -> int:
@@ -76,7 +76,7 @@ def publish_version(db: Database, bot_id: int, account_id: int, url: Any, settin
         session.refresh(old, with_for_update=True)  # two publishes at once: the second sees the first
         _check_newest(session, old)
         now = utcnow()
-        name = old.name
+        name, old_hold, old_reason, old_until = old.name, old.paused_by, old.paused_reason, old.recheck_at
         old.name = _archived_name(session, old)
         if old.retired_at is None:
             old.retired_at = now
@@ -92,6 +92,10 @@ def publish_version(db: Database, bot_id: int, account_id: int, url: Any, settin
         bot_events.record(session, old, BotEventKind.VERSION_PUBLISHED, now, version=new.version, to_bot_id=new.id)
         bot_events.record(session, new, BotEventKind.VERSION_PUBLISHED, now, version=new.version,
                           from_bot_id=old.id)
+        if old_hold == PausedBy.NEW_SECRET:  # same secret, still waiting for its restart: so is the new version
+            new.paused_by, new.paused_reason, new.recheck_at = PausedBy.NEW_SECRET, old_reason, old_until
+            bot_events.record(session, new, BotEventKind.AWAITING_SECRET, now, until=iso(old_until))
+            session.flush()
         data = bot_json(new, new.owner)
         if report.warnings:
             data["warnings"] = list(report.warnings)

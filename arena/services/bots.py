@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from arena.config import Settings
 from arena.services import bot_events, ladder_wake
-from arena.services.bot_events import BotEventKind, iso
+from arena.services.bot_events import BotEventKind, aware, iso
 from arena.services.errors import Conflict, Forbidden, Invalid, NotFound, require_id
 from arena.storage.db import Database
 from arena.storage.models import Account, Bot, BotStatus, PausedBy, utcnow
@@ -23,7 +22,14 @@ from referee.health import HealthReport, check_bot
 from referee.url_guard import AddressPolicy, check_url_shape, parse_networks
 
 BOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.+-]{0,59}$")
-HealthCheck = Callable[[str, str, str, Settings], HealthReport]
+
+
+class HealthCheck(Protocol):
+    """``default_health_check`` or a test's fake. ``knows_secret``: the bot should have been restarted with
+    ``secret`` by now, so an /act without a signature is sent too (``HealthReport.refuses_unsigned``)."""
+
+    def __call__(self, url: str, secret: str, game: str, settings: Settings,
+                 knows_secret: bool = False) -> HealthReport: ...
 
 
 def address_guard(settings: Settings) -> AddressPolicy:
@@ -35,11 +41,13 @@ def address_guard(settings: Settings) -> AddressPolicy:
                          denied=parse_networks(settings.deny_bot_addresses))
 
 
-def default_health_check(url: str, secret: str, game: str, settings: Settings) -> HealthReport:
+def default_health_check(url: str, secret: str, game: str, settings: Settings,
+                         knows_secret: bool = False) -> HealthReport:
     """The bot checked under the arena's limit per decision (``ARENA_DECISION_MS``), the one its ladder matches
     are played under: checked under a looser one (3 s), a bot answering in 1.5 s was admitted, then forfeited
     every ladder match, went on probation, passed its re-check under the same loose limit, and round again."""
-    return check_bot(url, secret, game, guard=address_guard(settings), timeout_ms=settings.decision_ms)
+    return check_bot(url, secret, game, guard=address_guard(settings), timeout_ms=settings.decision_ms,
+                     knows_secret=knows_secret)
 
 
 def bot_json(bot: Bot, viewer: Account | None) -> dict[str, Any]:
@@ -176,17 +184,20 @@ def hold_for_new_secret(session: Session, bot: Bot, settings: Settings) -> None:
 
     Its owner learns the secret only now and restarts the bot with it; a ladder match in that gap would
     meet a bot that is down or refuses the new signatures, count as a rated loss and soon put it on
-    probation. Probation's re-checks (``probation.recheck_due``) health-check it once the time is up and
-    put it on the ladder; its owner's *Resume* does so at once. A bot its owner paused, or on probation,
-    is left as it is (its re-check or its owner's resume comes later anyway)."""
+    probation. Once the time is up, probation's re-checks (``probation.recheck_due``) check that it was
+    restarted with the secret (it refuses an unsigned request) and put it on the ladder; its owner's
+    *Resume* does so at once, with no such probe (a bot may check no signature at all). A bot on probation
+    stays there, re-checked no sooner than this; one its owner paused is left as it is."""
     if not settings.ladder or settings.ladder_new_secret_s <= 0 or bot.retired_at is not None:
         return
+    now = utcnow()
+    until = now + timedelta(seconds=settings.ladder_new_secret_s)
+    if bot.paused_by == PausedBy.PROBATION:  # a re-check in the middle of the restart would be a strike
+        bot.recheck_at = max(aware(bot.recheck_at) or until, until)
     if bot.paused_by not in (None, PausedBy.NEW_SECRET):
         return
-    now = utcnow()
-    bot.paused_by, bot.paused_reason = PausedBy.NEW_SECRET, None
-    bot.recheck_at = now + timedelta(seconds=settings.ladder_new_secret_s)
-    bot_events.record(session, bot, BotEventKind.AWAITING_SECRET, now, until=iso(bot.recheck_at))
+    bot.paused_by, bot.paused_reason, bot.recheck_at = PausedBy.NEW_SECRET, None, until
+    bot_events.record(session, bot, BotEventKind.AWAITING_SECRET, now, until=iso(until))
     session.flush()
 
 

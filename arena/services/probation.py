@@ -143,7 +143,10 @@ def recheck_due(db: Database, settings: Settings, health_check: HealthCheck = de
             Bot.recheck_at <= now).order_by(Bot.recheck_at, Bot.id).limit(limit)).all()
     results = []
     for row in due:
-        report = health_check(row.url, row.secret, row.game, settings)
+        if row.paused_by == PausedBy.NEW_SECRET:  # restarted with its secret by now? an unsigned /act says
+            report = health_check(row.url, row.secret, row.game, settings, knows_secret=True)
+        else:
+            report = health_check(row.url, row.secret, row.game, settings)
         with db.session() as session:
             bot = session.get(Bot, row.id)
             still_due = (bot is not None and bot.paused_by == row.paused_by and bot.retired_at is None
@@ -153,8 +156,25 @@ def recheck_due(db: Database, settings: Settings, health_check: HealthCheck = de
                 continue
             if report.ok and report.info:
                 bot.info = report.info  # what it declares now (its capacity, say)
+            if report.ok and report.refuses_unsigned is False and bot.paused_by == PausedBy.NEW_SECRET:
+                results.append(_not_restarted_yet(session, bot, settings, now))
+                continue
             results.append(_after_recheck(session, bot, report.ok, list(report.problems), settings, now))
     return results
+
+
+NOT_RESTARTED = ("it still answers requests without a signature, so it does not check the new one yet: restart it "
+                 "with its secret (or resume it, if it checks no signature at all)")
+
+
+def _not_restarted_yet(session: Session, bot: Bot, settings: Settings, now: datetime) -> Recheck:
+    """A bot given a new secret that answers unsigned requests has not been restarted with the secret (or checks
+    none): seated now, it would meet its restart in a rated match. It keeps waiting, with no strike (it did
+    nothing wrong), and is looked at again every ``ARENA_LADDER_RECHECK_S``; its owner's resume seats it."""
+    bot.paused_reason = NOT_RESTARTED
+    bot.recheck_at = now + timedelta(seconds=settings.ladder_recheck_s)
+    session.flush()
+    return Recheck(bot.id, False, [NOT_RESTARTED], aware(bot.recheck_at))
 
 
 def _after_recheck(session: Session, bot: Bot, healthy: bool, problems: list[str], settings: Settings,

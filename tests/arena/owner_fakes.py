@@ -20,13 +20,19 @@ class FakeHealth:
     sick: set[str] = field(default_factory=set)
     calls: list[tuple[str, str]] = field(default_factory=list)
     capacity: int | None = None
+    unsigned_answered: set[str] = field(default_factory=set)  # bots that answer an /act without a signature
+    probed: list[str] = field(default_factory=list)  # the URLs checked with ``knows_secret``
 
-    def __call__(self, url: str, secret: str, game: str, settings: Settings) -> HealthReport:
+    def __call__(self, url: str, secret: str, game: str, settings: Settings,
+                 knows_secret: bool = False) -> HealthReport:
         self.calls.append((url, secret))
         if url in self.sick:
             return HealthReport(ok=False, problems=["GET /: connection_error: connection refused at the bot's address"])
         info = dict(INFO) | ({"capacity": self.capacity} if self.capacity else {})
-        return HealthReport(ok=True, info=info)
+        if knows_secret:
+            self.probed.append(url)
+        refuses = (url not in self.unsigned_answered) if knows_secret else None
+        return HealthReport(ok=True, info=info, refuses_unsigned=refuses)
 
 
 def owner_with_bot(db: Database, name: str = "alice", bot: str = "pedro",

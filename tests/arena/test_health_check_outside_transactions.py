@@ -32,7 +32,8 @@ class SlowHealthCheck:
         self.started = threading.Event()
         self.release = threading.Event()
 
-    def __call__(self, url: str, secret: str, game: str, settings: Settings) -> HealthReport:
+    def __call__(self, url: str, secret: str, game: str, settings: Settings,
+                 knows_secret: bool = False) -> HealthReport:
         self.started.set()
         self.release.wait(10)
         return HealthReport(ok=True, info=dict(INFO))

@@ -92,14 +92,14 @@ def test_when_the_while_is_up_the_bot_is_checked_and_placed_or_put_on_probation(
     with context.db.session(readonly=True) as session:
         placed, failed = session.get(Bot, well), session.get(Bot, down)
         assert placed.paused_by is None and placed.recheck_at is None
-        assert event_json(events(session, well)[0], True)["summary"] == (
-            "back on the ladder: its health check with the new secret passed")
+        assert event_json(events(session, well)[0], True)["summary"].startswith(
+            "on the ladder: restarted with its new secret")
         assert failed.paused_by == PausedBy.PROBATION and failed.strikes == 1
         assert failed.paused_reason.startswith("its health check failed")
         assert [e.kind for e in events(session, down)][:2] == [BotEventKind.PROBATION, BotEventKind.AWAITING_SECRET]
         waiting = event_json(events(session, down)[1], True)["summary"]
         assert waiting.startswith("off the ladder while its owner restarts it with its new signing secret: "
-                                  "checked and back on it at ")
+                                  "checked and on it from ")
 
 
 def test_a_resume_that_fails_its_check_leaves_the_bot_waiting(context, held) -> None:
@@ -126,8 +126,11 @@ def test_a_new_secret_holds_a_bot_on_the_ladder_and_leaves_a_paused_one_as_it_wa
         if before is None:
             assert bot.paused_by == PausedBy.NEW_SECRET
             assert timedelta(seconds=HOLD_S - 5) < aware(bot.recheck_at) - utcnow() <= timedelta(seconds=HOLD_S)
-        else:  # its owner resumes it, or its re-check (with the new secret) does: nothing to add
+        elif before == PausedBy.OWNER:  # its owner resumes it: nothing to add
             assert bot.paused_by == before and aware(bot.recheck_at) - utcnow() <= timedelta(seconds=30)
+        else:  # its re-check (with the new secret) waits for the restart too: mid-restart it would be a strike
+            assert bot.paused_by == before
+            assert timedelta(seconds=HOLD_S - 5) < aware(bot.recheck_at) - utcnow() <= timedelta(seconds=HOLD_S)
 
 
 def test_no_hold_without_a_ladder_with_a_zero_while_or_for_a_bot_given_its_secret_by_the_caller(
@@ -155,3 +158,57 @@ def test_the_while_is_configured_and_checked(tmp_path) -> None:
     assert load_settings({"ARENA_LADDER_NEW_SECRET_S": "30"}, env="test", data_dir=tmp_path).ladder_new_secret_s == 30
     with pytest.raises(ConfigError, match="ARENA_LADDER_NEW_SECRET_S"):
         load_settings({"ARENA_LADDER_NEW_SECRET_S": "-1"}, data_dir=tmp_path)
+
+
+def test_regression_a_bot_still_running_without_its_secret_keeps_waiting_with_no_strike(context, held) -> None:
+    """The first version only health-checked a held bot when its time was up: a bot not restarted yet (it
+    accepts every signature) passed, was seated, and met its restart in rated matches all the same."""
+    client = _client(context, held, FakeHealth())
+    token = token_for(context, "alice")
+    bot_id = _submit(client, token, "slow-owner")["id"]
+    lazy = FakeHealth(unsigned_answered={"http://127.0.0.1:9001"})
+    later = utcnow() + timedelta(seconds=HOLD_S + 1)
+    (result,) = probation.recheck_due(context.db, held, lazy, later)
+    assert not result.resumed and lazy.probed == ["http://127.0.0.1:9001"]
+    assert result.recheck_at == later + timedelta(seconds=held.ladder_recheck_s)
+    shown = client.get(f"/api/bots/{bot_id}", headers=auth(token)).get_json()
+    assert shown["paused_by"] == "new_secret"
+    with context.db.session(readonly=True) as session:
+        assert session.get(Bot, bot_id).strikes == 0
+    assert "still answers requests without a signature" in shown["ladder"]["reason"]
+    assert probation.recheck_due(context.db, held, FakeHealth(), later + timedelta(seconds=30)) == []
+    (placed,) = probation.recheck_due(context.db, held, FakeHealth(), result.recheck_at)  # restarted by now
+    assert placed.resumed
+    # a bot on probation is re-checked as before: no signature probe
+    plain = FakeHealth()
+    with context.db.session() as session:
+        probation.failed_health_check(session, bot_id, ["GET /: connection_error"], held, later)
+    probation.recheck_due(context.db, held, plain, later + timedelta(hours=1))
+    assert plain.probed == [] and len(plain.calls) == 1
+
+
+def test_a_new_version_of_a_waiting_bot_waits_too(context, held) -> None:
+    client = _client(context, held, FakeHealth())
+    token = token_for(context, "alice")
+    old = _submit(client, token, "pedro")
+    new = client.post(f"/api/bots/{old['id']}/versions", json={"url": "http://127.0.0.1:9002"}, headers=auth(token))
+    assert new.status_code == 201, new.get_json()
+    assert new.get_json()["paused_by"] == "new_secret" and new.get_json()["recheck_at"] == old["recheck_at"]
+    assert _seated(context, held) == set()
+
+
+def test_a_resume_is_refused_when_the_secret_changed_during_its_check(context, held) -> None:
+    client = _client(context, held, FakeHealth())
+    token = token_for(context, "alice")
+    bot_id = _submit(client, token, "pedro")["id"]
+
+    class RotatingMeanwhile(FakeHealth):
+        def __call__(self, url, secret, game, settings, knows_secret=False):  # type: ignore[no-untyped-def]
+            with context.db.session() as session:  # the owner asks for another secret while this one is checked
+                bot = session.get(Bot, bot_id)
+                bot_owner.rotate_secret(session, bot_id, bot.owner, held)
+            return super().__call__(url, secret, game, settings, knows_secret)
+
+    refused = _client(context, held, RotatingMeanwhile()).post(f"/api/bots/{bot_id}/resume", headers=auth(token))
+    assert refused.status_code == 409 and "changed while it was checked" in refused.get_json()["error"]
+    assert client.get(f"/api/bots/{bot_id}", headers=auth(token)).get_json()["paused_by"] == "new_secret"

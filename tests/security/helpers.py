@@ -15,7 +15,8 @@ from arena.storage.models import Bot, BotStatus
 from referee.health import HealthReport
 
 
-def offline_health_check(url: str, secret: str, game: str, settings: Settings) -> HealthReport:
+def offline_health_check(url: str, secret: str, game: str, settings: Settings,
+                         knows_secret: bool = False) -> HealthReport:
     """A health check that never resolves a name and never connects: a URL whose host is not an IP
     literal on loopback is refused with a clear problem; a loopback literal passes as a healthy bot.
     Generated bot URLs (fuzzing) therefore cannot make the app reach the DNS or any other machine."""
