@@ -84,8 +84,8 @@ def _shots(browser, base: str, cookies, path: str, name: str, folder: Path,  # t
             view.close()
 
 
-def test_my_bots_in_a_browser(owner_arena, browser, screenshots, random_bots) -> None:
-    base, context = owner_arena
+def _watched_page(browser):  # type: ignore[no-untyped-def]
+    """A desktop-sized page and the list its page errors and console errors (CSP refusals included) land in."""
     errors: list[str] = []
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.set_default_timeout(30_000)
@@ -93,11 +93,21 @@ def test_my_bots_in_a_browser(owner_arena, browser, screenshots, random_bots) ->
     page.on("console", lambda msg: errors.append(msg.text)
             if msg.type == "error" and EXPECTED not in msg.text else None)
     page.add_init_script(CSP_REPORTER)
+    return page, errors
+
+
+def _sign_up(page, base: str, name: str) -> None:  # type: ignore[no-untyped-def]
+    page.goto(base + "/signup")
+    page.get_by_label("Account name").fill(name)
+    page.get_by_role("button", name="Create account").click()
+
+
+def test_my_bots_in_a_browser(owner_arena, browser, screenshots, random_bots) -> None:
+    base, context = owner_arena
+    page, errors = _watched_page(browser)
 
     # Sign up: the token is shown once; a refresh neither signs up again nor shows it again.
-    page.goto(base + "/signup")
-    page.get_by_label("Account name").fill("olga")
-    page.get_by_role("button", name="Create account").click()
+    _sign_up(page, base, "olga")
     token = page.locator("#token").text_content()
     assert token and token.startswith("arena_") and page.url.endswith("/signup/done")
     page.reload()
@@ -184,16 +194,8 @@ def test_my_bots_in_a_browser(owner_arena, browser, screenshots, random_bots) ->
 def test_a_new_bot_waits_for_its_restart_and_resume_puts_it_on_the_ladder(held_owner_arena, browser, screenshots,
                                                                         random_bots) -> None:
     base, context = held_owner_arena
-    errors: list[str] = []
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(30_000)
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: errors.append(msg.text)
-            if msg.type == "error" and EXPECTED not in msg.text else None)
-    page.add_init_script(CSP_REPORTER)
-    page.goto(base + "/signup")
-    page.get_by_label("Account name").fill("nina")
-    page.get_by_role("button", name="Create account").click()
+    page, errors = _watched_page(browser)
+    _sign_up(page, base, "nina")
     page.goto(base + "/bots/new")
     page.get_by_label("Bot name").fill("fresh")
     page.get_by_label("Base URL").fill(random_bots[0].url)
