@@ -97,7 +97,7 @@ def _summary(words: str, detail: dict[str, Any]) -> str:
     if "by" in detail and detail["by"] == "probation":
         return f"{words}: its re-check passed"
     if "by" in detail and detail["by"] == "new_secret":
-        return "on the ladder: restarted with its new secret (it passed its check and refuses unsigned requests)"
+        return "on the ladder: its check after its new secret passed"
     if "until" in detail:
         until = datetime.fromisoformat(detail["until"]).strftime("%Y-%m-%d %H:%M:%S UTC")
         return f"{words}: checked and on it from {until} once restarted, or at once when resumed"

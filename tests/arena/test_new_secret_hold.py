@@ -92,8 +92,8 @@ def test_when_the_while_is_up_the_bot_is_checked_and_placed_or_put_on_probation(
     with context.db.session(readonly=True) as session:
         placed, failed = session.get(Bot, well), session.get(Bot, down)
         assert placed.paused_by is None and placed.recheck_at is None
-        assert event_json(events(session, well)[0], True)["summary"].startswith(
-            "on the ladder: restarted with its new secret")
+        assert event_json(events(session, well)[0], True)["summary"] == (
+            "on the ladder: its check after its new secret passed")
         assert failed.paused_by == PausedBy.PROBATION and failed.strikes == 1
         assert failed.paused_reason.startswith("its health check failed")
         assert [e.kind for e in events(session, down)][:2] == [BotEventKind.PROBATION, BotEventKind.AWAITING_SECRET]
