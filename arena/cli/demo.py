@@ -116,8 +116,9 @@ def how_to_submit(address: str, spares: list[tuple[str, BotServer]], hold_s: int
         f"Your bots, their ladder state and what you can do with them: {site}me/bots",
     ]
     if hold_s > 0:
-        lines.append(f"A bot joins the ladder {hold_s} s after it is submitted (time to restart one of your own "
-                     "with its secret); these need no restart: Resume it there, or "
+        lines.append(f"A bot joins the ladder no sooner than {hold_s} s after it is submitted, once it refuses a "
+                     "request without a signature (time to restart one of your own with its secret). These sample "
+                     "bots check no signature, so they join only when resumed: Resume it there, or "
                      f"curl -s -X POST {site}api/bots/ID/resume -H \"Authorization: Bearer $TOKEN\" "
                      "(ID: the submission's answer), and it joins at once.")
     return "\n".join(lines)

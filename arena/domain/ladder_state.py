@@ -45,11 +45,11 @@ def ladder_state(bot: Any, rating: Any | None) -> BotLadderState:
     if bot.paused_by == "new_secret":
         at = bot.recheck_at.strftime("%Y-%m-%d %H:%M:%S UTC") if bot.recheck_at is not None else "soon"
         if bot.paused_reason:  # looked at once already: what it showed
-            return BotLadderState(LadderState.PAUSED, f"waiting for its restart with its new signing secret: "
+            return BotLadderState(LadderState.PAUSED, f"waiting for its restart with the signing secret it was given: "
                                                       f"{bot.paused_reason}; looked at again at {at}")
-        return BotLadderState(LadderState.PAUSED, "waiting for its owner to restart it with its new signing secret: "
-                                                  f"checked and on the ladder from {at}, or at once when its owner "
-                                                  "resumes it")
+        return BotLadderState(LadderState.PAUSED, "waiting for its owner to restart it with the signing secret it was "
+                                                  f"given: checked and on the ladder from {at}, or at once when its "
+                                                  "owner resumes it")
     if bot.status != "active":
         return BotLadderState(LadderState.PAUSED, "disabled by its owner")
     if rating is None:

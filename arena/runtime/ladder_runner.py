@@ -133,8 +133,9 @@ class LadderRunner:
         return report
 
     def start_rechecks(self, stop: threading.Event) -> None:
-        """Bots on probation are health-checked when due, from a thread (a check takes seconds; the tick
-        must not wait for it); one that passes is back on the ladder and wakes the scheduler."""
+        """Bots on probation, or waiting for their restart with a new secret, are health-checked when due, from a
+        thread (a check takes seconds; the tick must not wait for it); one that passes is on the ladder again
+        and wakes the scheduler."""
         def loop() -> None:
             while not stop.wait(RECHECK_EVERY_S):
                 if not self.active:
@@ -142,8 +143,7 @@ class LadderRunner:
                 try:
                     for result in probation.recheck_due(self.context.db, self.context.settings,
                                                         self.context.health_check):
-                        self.say(f"bot {result.bot_id} " + ("passed its re-check: back on the ladder" if result.resumed
-                                 else f"failed its re-check; next at {result.recheck_at:%H:%M:%S} UTC"))
+                        self.say(result.line())
                 except Exception:  # the database or a bot misbehaving: the next round tries again
                     log.exception("probation re-checks failed")
 

@@ -74,7 +74,7 @@ _WORDS = {
     BotEventKind.RETIRED: "retired from the ladder",
     BotEventKind.SECRET_ROTATED: "signing secret rotated",
     BotEventKind.CAPACITY: "capacity changed",
-    BotEventKind.AWAITING_SECRET: "off the ladder while its owner restarts it with its new signing secret",
+    BotEventKind.AWAITING_SECRET: "off the ladder while its owner restarts it with the signing secret it was given",
 }
 
 
@@ -97,7 +97,7 @@ def _summary(words: str, detail: dict[str, Any]) -> str:
     if "by" in detail and detail["by"] == "probation":
         return f"{words}: its re-check passed"
     if "by" in detail and detail["by"] == "new_secret":
-        return "on the ladder: its check after its new secret passed"
+        return "on the ladder: its check after it was given its secret passed"
     if "until" in detail:
         until = datetime.fromisoformat(detail["until"]).strftime("%Y-%m-%d %H:%M:%S UTC")
         return f"{words}: checked and on it from {until} once restarted, or at once when resumed"

@@ -46,6 +46,19 @@ class Recheck:
     resumed: bool
     problems: list[str] = field(default_factory=list)
     recheck_at: datetime | None = None
+    new_secret: bool = False  # it waited for its restart with a new secret (not on probation)
+
+    def line(self) -> str:
+        """What the scheduler's terminal says of it."""
+        if self.resumed:
+            return f"bot {self.bot_id} " + ("restarted with its new secret: on the ladder" if self.new_secret
+                                            else "passed its re-check: back on the ladder")
+        at = f"{self.recheck_at:%H:%M:%S} UTC" if self.recheck_at is not None else "soon"
+        if self.new_secret and self.problems == [NOT_RESTARTED]:
+            return f"bot {self.bot_id} still runs without its new secret (no strike); looked at again at {at}"
+        if self.new_secret:
+            return f"bot {self.bot_id} failed its check after its new secret: on probation; next at {at}"
+        return f"bot {self.bot_id} failed its re-check; next at {at}"
 
 
 def backoff(strikes: int, settings: Settings) -> timedelta:
@@ -174,7 +187,7 @@ def _not_restarted_yet(session: Session, bot: Bot, settings: Settings, now: date
     bot.paused_reason = NOT_RESTARTED
     bot.recheck_at = now + timedelta(seconds=settings.ladder_recheck_s)
     session.flush()
-    return Recheck(bot.id, False, [NOT_RESTARTED], aware(bot.recheck_at))
+    return Recheck(bot.id, False, [NOT_RESTARTED], aware(bot.recheck_at), new_secret=True)
 
 
 def _after_recheck(session: Session, bot: Bot, healthy: bool, problems: list[str], settings: Settings,
@@ -184,10 +197,10 @@ def _after_recheck(session: Session, bot: Bot, healthy: bool, problems: list[str
         bot.paused_by = bot.paused_reason = bot.recheck_at = None
         bot_events.record(session, bot, BotEventKind.RESUMED, now, by=by)
         session.flush()
-        return Recheck(bot.id, True)
+        return Recheck(bot.id, True, new_secret=by == "new_secret")
     if bot.paused_by == PausedBy.NEW_SECRET:
         paused = put_on_probation(session, bot, health_reason(problems, bot.url), settings, now)
-        return Recheck(bot.id, False, problems, paused.recheck_at if paused is not None else None)
+        return Recheck(bot.id, False, problems, paused.recheck_at if paused is not None else None, new_secret=True)
     bot.strikes = (bot.strikes or 0) + 1
     bot.recheck_at = now + backoff(bot.strikes, settings)
     bot.paused_reason = health_reason(problems, bot.url)[:MAX_REASON]

@@ -59,7 +59,7 @@ def test_regression_a_submitted_bot_is_not_seated_while_its_owner_restarts_it_wi
     ids = [_submit(client, token, f"bot-{i}", f"http://127.0.0.1:900{i}")["id"] for i in range(4)]
     shown = client.get(f"/api/bots/{ids[0]}", headers=auth(token)).get_json()
     assert shown["paused_by"] == "new_secret" and shown["ladder"]["state"] == "paused"
-    assert "restart it with its new signing secret" in shown["ladder"]["reason"]
+    assert "restart it with the signing secret it was given" in shown["ladder"]["reason"]
     until = aware(datetime.fromisoformat(shown["recheck_at"]))
     assert timedelta(seconds=HOLD_S - 5) < until - before <= timedelta(seconds=HOLD_S + 5)
     assert until.strftime("%H:%M:%S UTC") in shown["ladder"]["reason"]
@@ -89,17 +89,18 @@ def test_when_the_while_is_up_the_bot_is_checked_and_placed_or_put_on_probation(
     results = {r.bot_id: r for r in probation.recheck_due(context.db, held, health, later)}
     assert results[well].resumed and not results[down].resumed
     assert "connection refused" in results[down].problems[0]
+    assert "failed its check after its new secret: on probation; next at" in results[down].line()
     with context.db.session(readonly=True) as session:
         placed, failed = session.get(Bot, well), session.get(Bot, down)
         assert placed.paused_by is None and placed.recheck_at is None
         assert event_json(events(session, well)[0], True)["summary"] == (
-            "on the ladder: its check after its new secret passed")
+            "on the ladder: its check after it was given its secret passed")
         assert failed.paused_by == PausedBy.PROBATION and failed.strikes == 1
         assert failed.paused_reason.startswith("its health check failed")
         assert [e.kind for e in events(session, down)][:2] == [BotEventKind.PROBATION, BotEventKind.AWAITING_SECRET]
         waiting = event_json(events(session, down)[1], True)["summary"]
-        assert waiting.startswith("off the ladder while its owner restarts it with its new signing secret: "
-                                  "checked and on it from ")
+        assert waiting.startswith("off the ladder while its owner restarts it with the signing secret it was "
+                                  "given: checked and on it from ")
 
 
 def test_a_resume_that_fails_its_check_leaves_the_bot_waiting(context, held) -> None:
@@ -170,6 +171,8 @@ def test_regression_a_bot_still_running_without_its_secret_keeps_waiting_with_no
     later = utcnow() + timedelta(seconds=HOLD_S + 1)
     (result,) = probation.recheck_due(context.db, held, lazy, later)
     assert not result.resumed and lazy.probed == ["http://127.0.0.1:9001"]
+    # the scheduler's terminal (a trial read "failed its re-check" for a bot that failed nothing)
+    assert result.line().startswith(f"bot {bot_id} still runs without its new secret (no strike); looked at again")
     assert result.recheck_at == later + timedelta(seconds=held.ladder_recheck_s)
     shown = client.get(f"/api/bots/{bot_id}", headers=auth(token)).get_json()
     assert shown["paused_by"] == "new_secret"
@@ -178,7 +181,7 @@ def test_regression_a_bot_still_running_without_its_secret_keeps_waiting_with_no
     assert "still answers requests without a signature" in shown["ladder"]["reason"]
     assert probation.recheck_due(context.db, held, FakeHealth(), later + timedelta(seconds=30)) == []
     (placed,) = probation.recheck_due(context.db, held, FakeHealth(), result.recheck_at)  # restarted by now
-    assert placed.resumed
+    assert placed.resumed and placed.line() == f"bot {bot_id} restarted with its new secret: on the ladder"
     # a bot on probation is re-checked as before: no signature probe
     plain = FakeHealth()
     with context.db.session() as session:

@@ -146,7 +146,7 @@ def test_my_bots_in_a_browser(owner_arena, browser, screenshots, random_bots) ->
     with context.db.session() as session:
         assert session.scalar(select(func.count()).select_from(BotEvent).where(BotEvent.kind == "paused")) == 1
     page.locator(f"#bot-{bot_id}").get_by_role("button", name="Resume").click()
-    expect(page.get_by_text("Resumed: it is back on the ladder.")).to_be_visible()
+    expect(page.get_by_text("Resumed: it is on the ladder.")).to_be_visible()
 
     # A new secret, shown once.
     page.locator(f"#bot-{bot_id}").get_by_role("button", name="New secret").click()
@@ -216,12 +216,12 @@ def test_a_new_bot_waits_for_its_restart_and_resume_puts_it_on_the_ladder(held_o
     page.set_viewport_size({"width": 1280, "height": 900})
     page.get_by_role("link", name="My bots").last.click()
     card = page.locator(f"#bot-{bot_id}")
-    expect(card.locator(".ladder-reason")).to_contain_text("waiting for its owner to restart it with its new "
-                                                           "signing secret")
+    expect(card.locator(".ladder-reason")).to_contain_text("waiting for its owner to restart it with the "
+                                                           "signing secret it was given")
     expect(card.locator(".ladder-reason")).to_contain_text(joins)
     _shots(browser, base, cookies, "/me/bots", "my-bots-new-secret", screenshots)
     card.get_by_role("button", name="Resume").click()
-    expect(page.get_by_text("Resumed: it is back on the ladder.")).to_be_visible()
+    expect(page.get_by_text("Resumed: it is on the ladder.")).to_be_visible()
     expect(page.locator(f"#bot-{bot_id} .tag.ladder-placing")).to_be_visible()
     with context.db.session() as session:
         assert session.get(Bot, bot_id).paused_by is None

@@ -57,7 +57,7 @@ def test_an_action_redirects_and_its_result_shows_once(owner) -> None:
     assert "Paused: it plays no new ladder match" in page and "paused by its owner" in page
     assert "Paused: it plays no new ladder match" not in client.get("/me/bots").get_data(as_text=True)
     assert _post(client, f"/me/bots/{bot_id}/resume").status_code == 303
-    assert "Resumed: it is back on the ladder." in client.get("/me/bots").get_data(as_text=True)
+    assert "Resumed: it is on the ladder." in client.get("/me/bots").get_data(as_text=True)
 
 
 def test_a_new_secret_is_shown_once_and_never_put_in_the_cookie(owner, context) -> None:

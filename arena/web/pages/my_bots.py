@@ -138,7 +138,7 @@ def pause_bot(bot_id: int) -> Response:
 @bot_check_limit
 def resume_bot(bot_id: int) -> Response:
     ctx = context()
-    return _act(bot_id, "Resumed: it is back on the ladder.",
+    return _act(bot_id, "Resumed: it is on the ladder.",
                 lambda account_id: bot_owner.resume(ctx.db, bot_id, account_id, ctx.settings, ctx.health_check))
 
 
