@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -46,3 +47,31 @@ def test_readme_tutorial_runs_verbatim(heading: str, tmp_path: Path) -> None:
     assert proc.returncode == 0, out
     assert "ready to play" in out and "commitments checked: OK" in out, out
     assert (tmp_path / "replay.json").exists()
+
+
+def test_readme_one_function_bot_runs_as_written(tmp_path: Path) -> None:
+    """The README's "a bot is one function" example, saved and started as it says, passes ``arena check``.
+    (Regression: the example it replaced was a rule weaker than the random bot, presented as a strategy.)"""
+    from referee.health import check_bot
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    part = readme[readme.index("a bot is one function"):]
+    match = re.search(r"```python\n(.*?)```", part, re.S)
+    assert match is not None
+    (tmp_path / "my_bot.py").write_text(match.group(1), encoding="utf-8")
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, str(tmp_path / "my_bot.py"), "--port", str(port)], cwd=ROOT,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.STDOUT)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        report = None
+        for _ in range(100):
+            report = check_bot(url, "", "piranha-pedro")
+            if report.ok or not any("connection" in p for p in report.problems):
+                break
+            time.sleep(0.1)
+        assert report is not None and report.ok, report.problems if report else None
+    finally:
+        proc.kill()
+        proc.wait()
