@@ -20,7 +20,7 @@ from arena.services import bots as bot_service
 from arena.services.bot_events import BotEventKind, aware, event_json, events
 from arena.services.ladder_scheduler import tick
 from arena.services.ladders import ensure_ladders
-from arena.storage.models import Bot, MatchSeat, PausedBy, utcnow
+from arena.storage.models import Account, Bot, MatchSeat, PausedBy, utcnow
 from arena.web import create_app
 from tests.arena.helpers import auth, token_for
 from tests.arena.owner_fakes import FakeHealth, account, owner_with_bot
@@ -147,8 +147,6 @@ def test_no_hold_without_a_ladder_with_a_zero_while_or_for_a_bot_given_its_secre
 
 
 def account_id_of(context, name: str) -> int:  # type: ignore[no-untyped-def]
-    from arena.storage.models import Account
-
     with context.db.session(readonly=True) as session:
         return session.scalar(select(Account.id).where(Account.name == name))
 
@@ -215,3 +213,21 @@ def test_a_resume_is_refused_when_the_secret_changed_during_its_check(context, h
     refused = _client(context, held, RotatingMeanwhile()).post(f"/api/bots/{bot_id}/resume", headers=auth(token))
     assert refused.status_code == 409 and "changed while it was checked" in refused.get_json()["error"]
     assert client.get(f"/api/bots/{bot_id}", headers=auth(token)).get_json()["paused_by"] == "new_secret"
+
+
+def test_the_service_path_holds_as_the_web_path_does(context, held) -> None:
+    """``register_bot`` (the services' own path, used by the CLI's helpers and harnesses) holds a new bot too,
+    unless its caller hands the running bot the secret itself."""
+    with context.db.session() as session:
+        owner = session.get(Account, _account(context, "carol"))
+        waiting, _ = bot_service.register_bot(session, owner, "svc", "http://127.0.0.1:9001", "piranha-pedro", held,
+                                              FakeHealth())
+        told, _ = bot_service.register_bot(session, owner, "told", "http://127.0.0.1:9002", "piranha-pedro", held,
+                                           FakeHealth(), knows_secret=True)
+        assert waiting.paused_by == PausedBy.NEW_SECRET and waiting.recheck_at is not None
+        assert told.paused_by is None and told.recheck_at is None
+
+
+def _account(context, name: str) -> int:  # type: ignore[no-untyped-def]
+    token_for(context, name)
+    return account_id_of(context, name)
