@@ -101,10 +101,7 @@ def register_bot(session: Session, owner: Account, name: Any, url: Any, game: An
     name, url, game = _validate(name, url, game)
     secret = secrets.token_hex(24)
     info = _health(url, secret, game, settings, health_check, "the bot failed its health check").info
-    bot = _store(session, owner, name, url, game, secret, info)
-    if not knows_secret:
-        hold_for_new_secret(session, bot, settings)
-    return bot, secret
+    return _store(session, owner, name, url, game, secret, info, settings, knows_secret), secret
 
 
 def submit_bot(db: Database, owner_id: int, name: Any, url: Any, game: Any, settings: Settings,
@@ -121,9 +118,7 @@ def submit_bot(db: Database, owner_id: int, name: Any, url: Any, game: Any, sett
         owner = session.get(Account, owner_id)
         if owner is None:
             raise NotFound("your account no longer exists")
-        bot = _store(session, owner, name, url, game, secret, report.info)
-        if not knows_secret:
-            hold_for_new_secret(session, bot, settings)
+        bot = _store(session, owner, name, url, game, secret, report.info, settings, knows_secret)
         data = bot_json(bot, owner)
         if report.warnings:  # passed, but something costs it time or safety: said once, with the fix
             data["warnings"] = list(report.warnings)
@@ -169,13 +164,16 @@ def _health(url: str, secret: str, game: str, settings: Settings, health_check: 
 
 
 def _store(session: Session, owner: Account, name: str, url: str, game: str, secret: str,
-           info: dict[str, Any]) -> Bot:
+           info: dict[str, Any], settings: Settings, knows_secret: bool) -> Bot:
+    """The new bot, held for its restart with ``secret`` unless its caller hands the secret to it itself."""
     _name_free(session, owner.id, name, game=game)  # again: another request may have taken it meanwhile
     bot = Bot(owner_id=owner.id, owner=owner, name=name, url=url, game=game, secret=secret, info=info,
               status=BotStatus.ACTIVE)
     session.add(bot)
     session.flush()
-    ladder_wake.wake_after_commit(session)  # the ladder places a new bot at once
+    ladder_wake.wake_after_commit(session)  # the ladder places a new bot at once (or holds it, below)
+    if not knows_secret:
+        hold_for_new_secret(session, bot, settings)
     return bot
 
 
