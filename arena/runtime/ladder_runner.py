@@ -25,11 +25,13 @@ from datetime import timedelta
 from redis.exceptions import LockError, RedisError
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
 
 from arena.composition import Context
 from arena.domain.ladder_planner import Table
 from arena.runtime.queue import LADDER_LOCK, MatchQueue
 from arena.services import probation
+from arena.services.bot_events import NewsCursor, news_since, news_start
 from arena.services.ladder_scheduler import TickReport, tick
 from arena.services.ladders import ensure_ladders, ladder_names
 from arena.services.reconcile import reconcile_ladders
@@ -67,6 +69,7 @@ class LadderRunner:
         # database state, but printed by another process, the two raced and the terminal contradicted itself
         self.tell_settling = tell_settling
         self.reviewed_at = utcnow()
+        self.news: NewsCursor | None = None  # the bots' submissions and owners' actions told from here on
         self.rechecks: threading.Thread | None = None
 
     def _new_lock(self):  # type: ignore[no-untyped-def]
@@ -108,6 +111,7 @@ class LadderRunner:
             ensure_ladders(session, self.context.settings)
             self.names = ladder_names(session)
             recovered = reconcile_ladders(session, self.queue)
+            self.news = news_start(session)
         self.say(f"active scheduler for {len(self.names)} ladder(s); re-queued "
                  f"{recovered['ladder_requeued'] + recovered['ladder_expired_leases']} lost match(es)")
 
@@ -123,8 +127,14 @@ class LadderRunner:
                           workers=workers)
             if report.created or report.placements:
                 self.names = ladder_names(session)
-            seated = {b for _ladder, table in report.placements for b in table.bot_ids}
-            bots = dict(session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(seated))).all()) if seated else {}
+            told = {b for _ladder, table in report.placements for b in table.bot_ids}
+            told |= {paused.bot_id for paused in report.probation}
+            bots = bot_names(session, told)
+            news: list[str] = []
+            if self.news is not None:
+                self.news, news = news_since(session, self.news)
+        for line in news:
+            self.say(line)
         for match_id in report.cancelled:
             self.queue.cancel(match_id)
         for match_id in report.release:  # after the commit: a worker must find the row QUEUED
@@ -141,9 +151,13 @@ class LadderRunner:
                 if not self.active:
                     continue
                 try:
-                    for result in probation.recheck_due(self.context.db, self.context.settings,
-                                                        self.context.health_check):
-                        self.say(result.line())
+                    results = probation.recheck_due(self.context.db, self.context.settings,
+                                                    self.context.health_check)
+                    if results:
+                        with self.context.db.session() as session:
+                            names = bot_names(session, {r.bot_id for r in results})
+                        for result in results:
+                            self.say(result.line(names.get(result.bot_id)))
                 except Exception:  # the database or a bot misbehaving: the next round tries again
                     log.exception("probation re-checks failed")
 
@@ -152,7 +166,7 @@ class LadderRunner:
 
     def _tell(self, report: TickReport, seconds: float, bots: dict[int, str] | None = None) -> None:
         for paused in report.probation:
-            self.say(f"bot {paused.bot_id} on probation: {paused.reason}")
+            self.say(f"bot {(bots or {}).get(paused.bot_id, paused.bot_id)} on probation: {paused.reason}")
         for ladder_id, table in report.placements:
             bot_id = placed_bot(table)
             if bot_id is None or bot_id not in self.placed:
@@ -171,6 +185,11 @@ class LadderRunner:
         if report.tables or report.cancelled:
             log.info("ladder tick: %s table(s), %s released, %s cancelled in %.0f ms", report.tables,
                      len(report.release), len(report.cancelled), seconds * 1000)
+
+
+def bot_names(session: Session, bot_ids: set[int]) -> dict[int, str]:
+    """The bots' names, as the terminal tells them (an operator knows bots by name, not by id)."""
+    return dict(session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(bot_ids))).all()) if bot_ids else {}
 
 
 def placed_bot(table: Table) -> int | None:

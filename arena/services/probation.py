@@ -48,17 +48,18 @@ class Recheck:
     recheck_at: datetime | None = None
     new_secret: bool = False  # it waited for its restart with a new secret (not on probation)
 
-    def line(self) -> str:
-        """What the scheduler's terminal says of it."""
+    def line(self, name: str | None = None) -> str:
+        """What the scheduler's terminal says of it (``name``: the bot's, else its id)."""
+        bot = f"bot {name if name is not None else self.bot_id}"
         if self.resumed:
-            return f"bot {self.bot_id} " + ("restarted with its new secret: on the ladder" if self.new_secret
-                                            else "passed its re-check: back on the ladder")
+            return f"{bot} " + ("restarted with its new secret: on the ladder" if self.new_secret
+                            else "passed its re-check: back on the ladder")
         at = f"{self.recheck_at:%H:%M:%S} UTC" if self.recheck_at is not None else "soon"
         if self.new_secret and self.problems == [NOT_RESTARTED]:
-            return f"bot {self.bot_id} still runs without its new secret (no strike); looked at again at {at}"
+            return f"{bot} still runs without its new secret (no strike); looked at again at {at}"
         if self.new_secret:
-            return f"bot {self.bot_id} failed its check after its new secret: on probation; next at {at}"
-        return f"bot {self.bot_id} failed its re-check; next at {at}"
+            return f"{bot} failed its check after its new secret: on probation; next at {at}"
+        return f"{bot} failed its re-check; next at {at}"
 
 
 def backoff(strikes: int, settings: Settings) -> timedelta:
