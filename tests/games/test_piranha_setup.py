@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from referee.errors import RulesError
@@ -120,6 +122,28 @@ def test_bad_parameters_are_refused_with_a_clear_error(params: dict) -> None:
         get_game(ORIGINAL).initial_state(3, 1, params)
 
 
+@pytest.mark.parametrize("players, threshold", [(6, 3), (4, 3), (3, 4), (2, 5)])
+def test_regression_a_loss_threshold_the_boards_piranhas_cannot_reach_is_refused(players: int, threshold: int) -> None:
+    """DECISIONS 1: the board never runs out, as at most n*(t-1)+1 <= 7 piranhas are ever taken. A tournament
+    parameter could raise t: 6 players with ``loss_threshold`` 3 ran out of piranhas (seed 2), and the guilty
+    seat had no legal action left, so even the referee's fallback move for it raised (a helper's audit)."""
+    for game in (ORIGINAL, KOREAN, ADVANCED):
+        with pytest.raises(RulesError, match=f"needs up to {players * (threshold - 1) + 1} piranhas"):
+            get_game(game).initial_state(players, 1, {"loss_threshold": threshold})
+
+
+def test_the_highest_loss_threshold_the_board_serves_never_runs_out_of_piranhas() -> None:
+    """3 players to 3 piranhas take at most 7, the board's 7: random matches always leave a piranha to take."""
+    game = get_game(ORIGINAL)
+    for seed in range(40):
+        rng = random.Random(seed)
+        state = game.initial_state(3, seed, {"loss_threshold": 3})
+        while not game.is_terminal(state):
+            legal = {seat: game.legal_actions(state, seat) for seat in game.to_act(state)}
+            assert all(legal.values()), (seed, state.phase)
+            state = game.apply(state, {seat: rng.choice(actions) for seat, actions in legal.items()})
+
+
 def test_barrels_are_refused_outside_the_advanced_variant() -> None:
     with pytest.raises(RulesError, match="advanced"):
         get_game(KOREAN).initial_state(3, 1, {"barrels": [{"effect": "keep"}]})
@@ -133,9 +157,9 @@ def test_unlimited_supply_is_allowed() -> None:
 
 def test_a_replacement_board_layout_is_data() -> None:
     """DECISIONS: keep the layout as data, so a verified layout can replace it."""
-    rows = ["F....", ".SP..", "....F"]
+    rows = ["F...F", ".SP..", "F...F"]
     state = get_game(ORIGINAL).initial_state(3, 1, {"board": {"name": "tiny", "rows": rows}})
     assert state.pedro == (1, 2)
-    assert set(state.piranhas) == {(0, 0), (2, 4)}
+    assert set(state.piranhas) == {(0, 0), (0, 4), (2, 0), (2, 4)}  # 3 players to 2 piranhas take at most 4
     with pytest.raises(RulesError):
         get_game(ORIGINAL).initial_state(3, 1, {"board": {"rows": ["..", ".."]}})

@@ -83,7 +83,8 @@ def test_two_player_hands_run_out_together() -> None:
     game = get_game(ORIGINAL)
     rows = ["S" * 41 for _ in range(41)]
     rows[20] = "S" * 20 + "P" + "S" * 20
-    state = game.initial_state(2, 5, {"board": {"rows": rows, "fish_squares": []}})
+    rows[0] = "F" * 5 + "S" * 36  # the 5 piranhas two players may take, out of Pedro's reach
+    state = game.initial_state(2, 5, {"board": {"rows": rows}})
     order = ["N3", "S3", "E3", "W3", "N2", "S2", "E2", "W2", "N1", "S1", "E1", "W1"]
     sizes = []
     for _ in range(8):

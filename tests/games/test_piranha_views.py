@@ -104,3 +104,27 @@ def test_history_records_every_revealed_card_of_the_match() -> None:
     assert history == [[1, 0, "N1", None], [1, 1, "S1", None], [1, 2, "E1", None],
                        [2, 1, "N2", None], [2, 2, "S2", None], [2, 0, "W1", None]]
     assert game.view(state, 2)["played"] == [["N1", "W1"], ["S1", "N2"], ["E1", "S2"]]
+
+
+def test_regression_the_docs_example_view_could_not_happen() -> None:
+    """docs/games/piranha-pedro.md showed a view whose history held one move round ending in a fall, yet
+    whose ``move_round`` was 4 with three cards played by each seat since the last take-back (a fall clears
+    them): bot authors read it as the protocol. It is now a view the engine gave (seed 3, random play), but
+    for the board's rows, shortened."""
+    import pathlib
+
+    text = (pathlib.Path(__file__).parents[2] / "docs" / "games" / "piranha-pedro.md").read_text()
+    start = text.index("### The view (what a seat receives)")
+    opening = text.index("```json\n", start) + len("```json\n")
+    shown = json.loads(text[opening:text.index("```\n", opening)])
+    game = get_game(ORIGINAL)
+    rng = random.Random(3)
+    state = game.initial_state(3, 3)
+    while game.view(state, 1)["move_round"] < shown["move_round"]:
+        legal = {seat: game.legal_actions(state, seat) for seat in game.to_act(state)}
+        state = game.apply(state, {seat: rng.choice(actions) for seat, actions in legal.items()})
+    view = json.loads(json.dumps(game.view(state, 1)))
+    assert shown["board"]["rows"][0] == view["board"]["rows"][0]
+    shown["board"] |= {"name": view["board"]["name"], "rows": view["board"]["rows"]}
+    view["board"] = {key: view["board"][key] for key in shown["board"]}
+    assert shown == view

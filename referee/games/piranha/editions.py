@@ -98,6 +98,10 @@ def build_rules(edition: str, advanced: bool, num_players: int, params: Mapping[
         raise RulesError("score_final_round must be true or false")
     if len(board.piranha_squares) > len(board.fish_squares):
         raise RulesError("the board has fewer fish squares than piranhas")
+    needed = num_players * (threshold - 1) + 1  # DECISIONS 1: every seat one short of the threshold, then one more
+    if needed > len(board.piranha_squares):
+        raise RulesError(f"a loss threshold of {threshold} needs up to {needed} piranhas with {num_players} players "
+                         f"(each one short of it, then one more); the board has {len(board.piranha_squares)}")
 
     if num_players == 2:
         commit_counts, reveal = _two_player_shape(edition)
