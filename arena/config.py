@@ -78,6 +78,9 @@ class Settings:
     # restarts it with the secret meanwhile), or when its owner resumes it; 0: at once
     ladder_new_secret_s: int = 120
     ladder_max_capacity: int = 4  # the most concurrent ladder matches an owner may allow one bot
+    # "independent": each rotation of a ladder table its own deal; "duplicate": a table's rotations share one,
+    # which cancels deal luck but hands a bot that remembers its earlier seats its opponents' hands
+    ladder_deals: str = "independent"
     live_streams: int = 200  # open live streams (server-sent events) per web process; past it pages poll
     live_stream_s: int = 300  # one live stream's longest life; the browser opens the next one at once
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -190,6 +193,8 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) ->
         raise ConfigError(f"ARENA_LADDER_FAULT_RATE must be in (0, 1], not {settings.ladder_fault_rate}")
     if settings.ladder_new_secret_s < 0:
         raise ConfigError("ARENA_LADDER_NEW_SECRET_S must be at least 0")
+    if settings.ladder_deals not in ("independent", "duplicate"):
+        raise ConfigError(f"ARENA_LADDER_DEALS must be independent or duplicate, not {settings.ladder_deals!r}")
     if min(settings.ladder_fault_window, settings.ladder_fault_min_matches, settings.ladder_recheck_s,
            settings.ladder_max_capacity) < 1:
         raise ConfigError("ARENA_LADDER_FAULT_WINDOW, _FAULT_MIN_MATCHES, _RECHECK_S and _MAX_CAPACITY must be >= 1")

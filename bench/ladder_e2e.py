@@ -189,7 +189,6 @@ def run(workers: int, timeout_s: float, kill_after_s: float) -> dict[str, Any]:
         try:
             arena.wait_serving()
             db = Database(f"sqlite:///{Path(folder) / 'arena.db'}")
-            token = arena.api("POST", "/api/accounts", json={"name": "owner"}).json()["token"]
             submitted: dict[int, float] = {}
             names: dict[int, str] = {}
             started = time.time()
@@ -198,6 +197,8 @@ def run(workers: int, timeout_s: float, kill_after_s: float) -> dict[str, Any]:
                 server = start_in_thread(random_bot.make_bot(i) if weak else heuristic_bot.make_bot(i))
                 servers.append(server)
                 name = "weak-random" if weak else f"heuristic-{i}"
+                # one owner's bots never share a ladder table: each bot its own owner
+                token = arena.api("POST", "/api/accounts", json={"name": f"owner-{i}"}).json()["token"]
                 sent = time.time()
                 answer = arena.api("POST", "/api/bots", token, json={"name": name, "url": server.url, "game": GAME})
                 answer.raise_for_status()

@@ -44,8 +44,8 @@ def fill(db: Database, bots: int, matches: int, rng: random.Random) -> None:
     settings = replace(load_settings(), ladder=True, ladder_players=str(PLAYERS))
     with db.session() as session:
         ensure_ladders(session, settings)
-        owner, _ = create_account(session, "owner")
-        rows = [Bot(owner_id=owner.id, name=f"b{i}", url=f"http://127.0.0.1:1/{i}", game=GAME, secret="s",
+        owners = [create_account(session, f"owner-{i}")[0] for i in range(bots)]  # one table may seat them all
+        rows = [Bot(owner_id=owners[i].id, name=f"b{i}", url=f"http://127.0.0.1:1/{i}", game=GAME, secret="s",
                     info={}) for i in range(bots)]
         session.add_all(rows)
         session.flush()

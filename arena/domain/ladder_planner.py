@@ -42,6 +42,12 @@ variants that lost):
    on the newcomer's tables, not on re-opening the settled board. Once everything has settled every bot
    may anchor, and the tables are marked "maintenance" (the runtime plays them at its maintenance rate).
 
+4. Who may sit together: never two bots of one owner (``Entrant.owner``). They could pool what each seat
+   sees (one server behind both URLs sees two hands), gang up on the other seats or throw matches to each
+   other, and a table of one owner's bots would farm rating. The arena's own bots (its organizers': owner
+   None) may share tables, as the demo's graded bots do. An anchor with no table that keeps to this starts
+   none this tick.
+
 ``board_settled`` and ``ladder_settled`` say when no play would still move the table much: one definition
 with the leaderboard's ``settled`` (``arena.ratings.provisional.is_settled``), with hysteresis for a ladder
 that has settled. ``share_slots`` splits a global budget of tables in flight between ladders
@@ -87,6 +93,7 @@ class Entrant:
     provisional: bool
     free_slots: int  # how many more matches it may start now (capacity minus in flight, >= 0)
     los_next: float | None = None  # the leaderboard's LOS over the next bot down; None: from the intervals
+    owner: Hashable | None = None  # two bots of one owner never share a table; None: the arena's own bots
 
 
 @dataclass(frozen=True)
@@ -219,6 +226,7 @@ def choose_tables(entrants: Sequence[Entrant], players: int, slots: int,
     spread = np.sqrt(sd[:, None] ** 2 + sd[None, :] ** 2)  # a pair's sd: distances in it measure overlap
     provisional = np.array([e.provisional for e in pool])
     free = np.array([e.free_slots for e in pool])
+    owner_of = [e.owner for e in pool]
     maintenance = board_settled(entrants, was_settled)
     new = placing(entrants)
     first = np.array([e.bot_id in new for e in pool])  # bots being placed anchor first, then by need
@@ -242,7 +250,14 @@ def choose_tables(entrants: Sequence[Entrant], players: int, slots: int,
                 cost = cost + NEWCOMER_COST * provisional
             cost[free <= 0] = np.inf
             cost[seats] = np.inf
+            seated = {owner_of[i] for i in seats} - {None}
+            if seated:
+                cost[[j for j in range(n) if owner_of[j] in seated]] = np.inf
+            if not np.isfinite(cost).any():
+                break  # every free bot left belongs to an owner already seated: no table for this anchor
             seats.append(int(np.argmin(cost)))
+        if len(seats) < players:
+            continue
         for i in seats:
             free[i] -= 1
         for x in seats:

@@ -1,11 +1,12 @@
 """One tick of the ladder scheduler: the database in, new tables and released matches out.
 
 The database is the truth about what is scheduled, played and owed. A chosen table becomes one match per
-seat rotation on one deal (one seed from the deal key, as tournaments draw theirs), all stored at once as
-``SCHEDULED``: owed, but not yet given to the workers. A tick *releases* a scheduled match (``QUEUED``,
-then enqueued by the caller after the commit) only while each of its bots has room under its capacity
-(default 1: so a table's rotations never run at the same time for the same bot) and the ladder and the
-arena have room in flight. A bot is offered to the planner for a new table only while it sits at fewer
+seat rotation, each on its own deal by default (``ladder_tables``: seeds from the deal key, as tournaments
+draw theirs), all stored at once as ``SCHEDULED``: owed, but not yet given to the workers. A tick
+*releases* a scheduled match (``QUEUED``, then enqueued by the caller after the commit) only while each of
+its bots has room under its capacity (default 1: a table's rotations then run one after the other) and the
+ladder and the arena have room in flight. Two bots of one owner never share a table (``ladder_planner``).
+A bot is offered to the planner for a new table only while it sits at fewer
 open tables than its capacity, so what is owed stays bounded.
 
 A tick is one transaction that first locks every ladder row (PostgreSQL ``FOR UPDATE``; SQLite writers
@@ -17,14 +18,13 @@ one killed after the commit but before enqueuing leaves ``QUEUED`` rows the reco
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from dataclasses import replace as with_fields
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
-from sqlalchemy import Select, func, or_, select, update
+from sqlalchemy import Select, func, select, update
 from sqlalchemy.orm import Session
 
 from arena.config import Settings
@@ -37,18 +37,25 @@ from arena.domain.ladder_planner import (
     placing,
     share_slots,
 )
-from arena.domain.schedules import table_seeds
-from arena.services import probation
+from arena.services import ladder_tables, probation
 from arena.services.bot_owner import effective_capacity as capacity
+from arena.services.ladder_tables import Load, aware
 from arena.services.ladders import effective_settings
-from arena.services.publication import close_deal, in_id_order
-from arena.storage.models import Bot, BotStatus, Ladder, LadderStatus, Match, MatchSeat, MatchStatus, Rating, utcnow
+from arena.storage.models import (
+    Account,
+    Bot,
+    BotStatus,
+    Ladder,
+    LadderStatus,
+    Match,
+    MatchSeat,
+    MatchStatus,
+    Rating,
+    utcnow,
+)
 
 UNRATED_HALF_WIDTH = 700.0  # Elo either side of the prior for a bot with no fitted rating yet
 RECENT_TABLES = 200  # the ladder's latest tables whose pairings the planner is told about
-ACTIVE = (MatchStatus.QUEUED, MatchStatus.RUNNING)
-OWED = (MatchStatus.SCHEDULED, *ACTIVE)
-UNSTARTED = (MatchStatus.SCHEDULED, MatchStatus.QUEUED)
 
 
 @dataclass
@@ -67,16 +74,6 @@ class TickReport:
     @property
     def tables(self) -> int:
         return sum(self.created.values())
-
-
-@dataclass
-class Load:
-    """Every bot's open ladder tables and matches in flight, and the arena's totals, as the tick goes."""
-
-    tables: Counter[int] = field(default_factory=Counter)  # bot -> open ladder tables
-    active: Counter[int] = field(default_factory=Counter)  # bot -> matches queued (ladder) or running (any)
-    ladder_active: Counter[int] = field(default_factory=Counter)  # ladder -> matches queued or running
-    open_tables: int = 0
 
 
 def eligible(bot: Bot) -> bool:
@@ -101,8 +98,8 @@ def tick(session: Session, settings: Settings, deal_key: bytes, rng: random.Rand
         report.probation = probation.review(session, _played_since(session, ladders, review_since), settings, now)
     games = {ladder.game for ladder in ladders}
     bots = {bot.id: bot for bot in session.scalars(select(Bot).where(Bot.game.in_(games)))}
-    report.cancelled = _cancel_off_ladder(session, {b for b, bot in bots.items() if not eligible(bot)})
-    load = _load(session)
+    report.cancelled = ladder_tables.cancel_off_ladder(session, {b for b, bot in bots.items() if not eligible(bot)})
+    load = ladder_tables.load(session)
     _plan(session, settings, deal_key, rng, now, ladders, bots, load, report)
     _release(session, settings, ladders, bots, load, report, workers)
     return report
@@ -120,76 +117,23 @@ def _played_since(session: Session, ladders: list[Ladder], since: datetime) -> l
     return sorted(bots)
 
 
-def _cancel_off_ladder(session: Session, off: set[int]) -> list[int]:
-    """The tables seating a bot no longer on the ladder are cancelled, but only those none of whose
-    rotations has started: a started table is played out (its bots' pause, retirement or probation takes
-    effect after it). A table's rotations deal the same cards to every seat in turn, so luck cancels only
-    over all of them; cancelling the twins of a played rotation let a bot that saw that rotation go its
-    way (its rank comes with ``/end``; a running one shows it its hand) pause itself and keep only the
-    lucky rotation rated."""
-    if not off:
-        return []
-    rows = session.execute(
-        select(Match.id, Match.ladder_id, Match.seed).join(MatchSeat, MatchSeat.match_id == Match.id)
-        .where(Match.ladder_id.is_not(None), Match.status.in_(UNSTARTED), MatchSeat.bot_id.in_(off))
-        .distinct().order_by(Match.id)).all()
-    cancelled = []
-    for deal in sorted({(ladder_id, seed) for _id, ladder_id, seed in rows}):
-        rotations = in_id_order(session.execute(select(Match.id, Match.status).where(
-            Match.ladder_id == deal[0], Match.seed == deal[1])))
-        if any(status not in (*UNSTARTED, MatchStatus.CANCELLED) for _id, status in rotations):
-            continue  # started: played out
-        for match_id, _status in rotations:
-            done = session.execute(update(Match).where(Match.id == match_id, Match.status.in_(UNSTARTED))
-                                   .values(status=MatchStatus.CANCELLED, finished_at=utcnow())
-                                   .execution_options(synchronize_session=False))
-            if done.rowcount == 1:
-                close_deal(session, match_id)
-                cancelled.append(match_id)
-    return cancelled
-
-
-def _load(session: Session) -> Load:
-    """From the matches owed, queued or running alone (``ix_matches_status_id``): never a scan of the
-    matches played."""
-    load = Load()
-    rows = session.execute(
-        select(MatchSeat.bot_id, Match.id, Match.ladder_id, Match.seed, Match.status)
-        .join(Match, Match.id == MatchSeat.match_id)
-        .where(Match.status.in_(OWED), or_(Match.ladder_id.is_not(None), Match.status == MatchStatus.RUNNING))
-    ).all()
-    tables: dict[tuple[int, int], set[int]] = defaultdict(set)
-    active: dict[int, set[int]] = defaultdict(set)  # ladder -> its matches queued or running
-    for bot_id, match_id, ladder_id, seed, status in rows:
-        if status in ACTIVE:
-            load.active[bot_id] += 1
-            if ladder_id is not None:
-                active[ladder_id].add(match_id)
-        if ladder_id is not None:
-            tables[(ladder_id, seed)].add(bot_id)
-    for bots in tables.values():
-        for bot_id in bots:
-            load.tables[bot_id] += 1
-    load.open_tables = len(tables)
-    load.ladder_active.update({ladder_id: len(ids) for ladder_id, ids in active.items()})
-    return load
-
-
 def _entrants(session: Session, settings: Settings, ladder: Ladder, bots: dict[int, Bot],
               load: Load) -> list[Entrant]:
     on = [bot for bot in bots.values() if bot.game == ladder.game and eligible(bot)]
     ratings = {r.bot_id: r for r in session.scalars(select(Rating).where(Rating.game == ladder.game,
                                                                          Rating.players == ladder.players))}
+    house = set(session.scalars(select(Account.id).where(Account.is_admin))) if on else set()
     entrants = []
     for bot in sorted(on, key=lambda b: b.id):
         free = max(0, capacity(bot, settings) - load.tables[bot.id])
+        owner = None if bot.owner_id in house else bot.owner_id  # the arena's own bots may share a table
         rating = ratings.get(bot.id)
         if rating is None:
             entrants.append(Entrant(bot.id, 1500.0, 1500.0 - UNRATED_HALF_WIDTH, 1500.0 + UNRATED_HALF_WIDTH,
-                                    1, len(on), 0, True, free))
+                                    1, len(on), 0, True, free, owner=owner))
         else:
             entrants.append(Entrant(bot.id, rating.elo, rating.elo_low, rating.elo_high, rating.rank_low,
-                                    rating.rank_high, rating.games, bool(rating.provisional), free))
+                                    rating.rank_high, rating.games, bool(rating.provisional), free, owner=owner))
     return entrants
 
 
@@ -254,7 +198,7 @@ def _plan(session: Session, settings: Settings, deal_key: bytes, rng: random.Ran
         # its tables go at the full rate (the planner lets only the bots being placed start tables)
         if settled and want and not placing(entrants):
             spacing = timedelta(hours=ladder.players / max(tuned["maintenance_per_hour"], 1e-9))
-            due = ladder.last_scheduled_at is None or _aware(ladder.last_scheduled_at) + spacing <= now
+            due = ladder.last_scheduled_at is None or aware(ladder.last_scheduled_at) + spacing <= now
             want = 1 if due and tuned["maintenance_per_hour"] > 0 else 0
         if want > 0:
             demand[ladder.id], weights[ladder.id], pools[ladder.id] = want, float(tuned["weight"]), entrants
@@ -270,7 +214,7 @@ def _plan(session: Session, settings: Settings, deal_key: bytes, rng: random.Ran
         pool = [e for e in pools[ladder_id] if load.tables[e.bot_id] < capacity(bots[e.bot_id], settings)]
         for table in choose_tables(pool, ladder.players, slots, _recent(session, ladder), rng,
                                    was_settled=was[ladder_id]):
-            _store_table(session, ladder, table, deal_key, now)
+            ladder_tables.store_table(session, settings, ladder, table, deal_key, now)
             for bot_id in table.bot_ids:
                 load.tables[bot_id] += 1
             load.open_tables += 1
@@ -295,7 +239,7 @@ def _place_newcomers(session: Session, settings: Settings, deal_key: bytes, rng:
     for table in choose_tables(pool, ladder.players, len(newcomers), _recent(session, ladder), rng):
         if not table.reason.startswith("placement"):
             continue  # only the newcomers' tables may use the extra seat
-        _store_table(session, ladder, table, deal_key, now)
+        ladder_tables.store_table(session, settings, ladder, table, deal_key, now)
         for bot_id in table.bot_ids:
             load.tables[bot_id] += 1
         load.open_tables += 1
@@ -303,37 +247,6 @@ def _place_newcomers(session: Session, settings: Settings, deal_key: bytes, rng:
         report.placements.append((ladder.id, table))
     return [with_fields(e, free_slots=max(0, capacity(bots[e.bot_id], settings) - load.tables[e.bot_id]))
             for e in entrants]
-
-
-def _aware(moment: datetime) -> datetime:
-    """SQLite hands datetimes back without their zone (they are stored in UTC)."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def ladder_seed(ladder: Ladder, table: int, deal_key: bytes) -> int:
-    """The deal of a ladder's ``table``-th table: keyed like a tournament's (``schedules.table_seeds``), and
-    particular to this ladder row (its creation time), so a new arena on the same key deals anew."""
-    identity = json.dumps(["ladder", ladder.id, ladder.game, ladder.players, _aware(ladder.created_at).isoformat()])
-    return table_seeds(table, 1, deal_key, identity)[0]
-
-
-def _store_table(session: Session, ladder: Ladder, table: Table, deal_key: bytes, now: datetime) -> None:
-    """One match per seat rotation, all on the table's deal, all ``SCHEDULED``."""
-    number = ladder.tables
-    ladder.tables = number + 1
-    ladder.last_scheduled_at = now
-    seed = ladder_seed(ladder, number, deal_key)
-    members = list(table.bot_ids)
-    for rotation in range(len(members)):
-        order = members[rotation:] + members[:rotation]
-        match = Match(ladder_id=ladder.id, game=ladder.game, num_players=ladder.players, seed=seed,
-                      params=dict(ladder.params or {}), time_limit_ms=ladder.time_limit_ms, table_index=number,
-                      rotation=rotation, status=MatchStatus.SCHEDULED, created_at=now)
-        session.add(match)
-        session.flush()
-        for seat, bot_id in enumerate(order):
-            session.add(MatchSeat(match_id=match.id, seat=seat, bot_id=bot_id))
-    session.flush()
 
 
 def release_room(settings: Settings, workers: int) -> tuple[int, int]:

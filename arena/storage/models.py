@@ -1,7 +1,6 @@
 """Durable records: accounts, bots, tournaments, matches and what happened in them.
 
-Status values are ``str`` enums; big documents (replays) are stored gzip-compressed; everything a page
-lists is indexed for its query.
+Status values are ``str`` enums; replays are stored gzip-compressed; what a page lists is indexed for it.
 """
 
 from __future__ import annotations
@@ -197,6 +196,7 @@ class Match(Base):
         Index("ix_matches_board_finished", "game", "num_players", "status", "finished_at"),
         Index("ix_matches_deal", "tournament_id", "seed", "status"),
         Index("ix_matches_ladder_deal", "ladder_id", "seed", "status"),
+        Index("ix_matches_ladder_table", "ladder_id", "table_index"),  # a table's rotations (their deals may differ)
         Index("ix_matches_tournament_id", "tournament_id", "id"), Index("ix_matches_ladder_id", "ladder_id", "id"),
         Index("ix_matches_board_id", "game", "num_players", "id"), Index("ix_matches_status_id", "status", "id"),
         Index("ix_matches_ladder_created", "ladder_id", "created_at"),  # the tick's last-hour count

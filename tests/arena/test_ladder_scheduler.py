@@ -13,7 +13,8 @@ import pytest
 from sqlalchemy import func, select, update
 
 from arena.services.accounts import create_account
-from arena.services.ladder_scheduler import capacity, ladder_seed, tick
+from arena.services.ladder_scheduler import capacity, tick
+from arena.services.ladder_tables import table_deals
 from arena.services.ladders import ensure_ladders, pause_ladder, resume_ladder
 from arena.storage.models import (
     Account,
@@ -38,13 +39,12 @@ def ladder_settings(settings):
 
 
 def _bots(context, count: int, game: str = GAME, **fields) -> list[int]:
+    """``count`` bots, each of an owner of its own (two bots of one owner never share a table)."""
     with context.db.session() as session:
-        owner = session.scalar(select(Account).where(Account.name == "owner"))
-        if owner is None:
-            owner, _ = create_account(session, "owner")
         start = session.scalar(select(func.count()).select_from(Bot)) or 0
-        bots = [Bot(owner_id=owner.id, name=f"b{start + i}", url=f"http://127.0.0.1:1/{i}", game=game, secret="s",
-                    info={}, **fields) for i in range(count)]
+        owners = [create_account(session, f"owner-{start + i}")[0] for i in range(count)]
+        bots = [Bot(owner_id=owners[i].id, name=f"b{start + i}", url=f"http://127.0.0.1:1/{i}", game=game,
+                    secret="s", info={}, **fields) for i in range(count)]
         session.add_all(bots)
         session.flush()
         return [b.id for b in bots]
@@ -73,17 +73,23 @@ def _finish(context, ids: list[int]) -> None:
         session.execute(update(Match).where(Match.id.in_(ids)).values(status=MatchStatus.SEALED, finished_at=utcnow()))
 
 
-def test_a_table_is_its_rotations_on_one_deal_released_one_at_a_time_per_bot(context, ladder_settings) -> None:
+def _tables(matches: list[Match]) -> dict[int, list[Match]]:
+    by_table: dict[int, list[Match]] = {}
+    for m in matches:
+        by_table.setdefault(m.table_index, []).append(m)
+    return by_table
+
+
+def test_a_table_is_its_rotations_each_on_its_own_deal_released_one_at_a_time_per_bot(context,
+                                                                                       ladder_settings) -> None:
     _bots(context, 6)
     report = _tick(context, ladder_settings)
     matches = _matches(context)
     assert report.created and sum(report.created.values()) == 2  # 6 bots, capacity 1: two tables of three
     assert len(matches) == 6
-    by_seed: dict[int, list[Match]] = {}
-    for m in matches:
-        by_seed.setdefault(m.seed, []).append(m)
-    assert len(by_seed) == 2
-    for rotations in by_seed.values():
+    by_table = _tables(matches)
+    assert sorted(by_table) == [0, 1]
+    for rotations in by_table.values():
         assert sorted(m.rotation for m in rotations) == [0, 1, 2]
         seats = [_seats(context, m.id) for m in sorted(rotations, key=lambda m: m.rotation)]
         assert all(sorted(s) == sorted(seats[0]) for s in seats)
@@ -94,7 +100,31 @@ def test_a_table_is_its_rotations_on_one_deal_released_one_at_a_time_per_bot(con
     with context.db.session(readonly=True) as session:
         ladder = session.scalar(select(Ladder).where(Ladder.game == GAME, Ladder.players == 3))
         assert ladder.tables == 2
-        assert {m.seed for m in matches} == {ladder_seed(ladder, 0, KEY), ladder_seed(ladder, 1, KEY)}
+        for number, rotations in by_table.items():
+            assert [m.seed for m in sorted(rotations, key=lambda m: m.rotation)] == table_deals(ladder, number, KEY)
+    assert len({m.seed for m in matches}) == 6
+
+
+def test_regression_a_bot_that_remembered_its_seat_read_its_opponents_hands_in_the_next_rotation(
+        context, ladder_settings) -> None:
+    """A red-team bot on a Pajarracos ladder read 327 of 327 opponents' starting hands: a table's rotations
+    shared one deal, so the hand it held in one seat was the hand of the opponent in that seat in the next
+    rotation (and live, in a rotation it played at the same time). Every match a bot plays on the ladder is now
+    a deal it never sees again; ``ARENA_LADDER_DEALS=duplicate`` shares one per table, for trusted bots."""
+    bots = _bots(context, 4)
+    for number in range(3):
+        _tick(context, ladder_settings, seed=number)
+        _finish(context, [m.id for m in _matches(context) if m.status in (MatchStatus.QUEUED, MatchStatus.SCHEDULED)])
+    dealt: dict[int, list[int]] = {b: [] for b in bots}
+    for m in _matches(context):
+        for bot_id in _seats(context, m.id):
+            dealt[bot_id].append(m.seed)
+    assert all(len(seeds) >= 3 for seeds in dealt.values())
+    assert all(len(set(seeds)) == len(seeds) for seeds in dealt.values())  # no deal seen twice
+    duplicate = replace(ladder_settings, ladder_deals="duplicate")
+    _tick(context, duplicate, seed=9)
+    fresh = [m for m in _matches(context) if m.status in (MatchStatus.QUEUED, MatchStatus.SCHEDULED)]
+    assert fresh and all(len({m.seed for m in rotations}) == 1 for rotations in _tables(fresh).values())
 
 
 def test_ticking_again_schedules_nothing_twice_and_releases_the_next_rotation_when_one_ends(
@@ -273,7 +303,7 @@ def test_two_schedulers_at_once_never_exceed_capacity(context, ladder_settings) 
         t.join()
     assert not errors
     matches = _matches(context)
-    assert len({m.seed for m in matches}) == 3 and len(matches) == 9  # three tables, each bot at one
+    assert len({m.table_index for m in matches}) == 3 and len(matches) == 9  # three tables, each bot at one
     in_flight: dict[int, int] = {}
     for m in matches:
         if m.status == MatchStatus.QUEUED:
@@ -470,3 +500,26 @@ def _tick_settings():
     from arena.config import load_settings
 
     return replace(load_settings(), ladder=True, ladder_players="3", ladder_per_hour=3600)
+
+
+def test_the_scheduler_never_seats_two_bots_of_one_owner_but_the_arenas_own_may_share_a_table(
+        context, ladder_settings) -> None:
+    """The planner's owner rule from the database: an account's bots are kept apart, an organizer's (the
+    arena's own sparring bots, as the demo's) are not."""
+    with context.db.session() as session:
+        mallory, _ = create_account(session, "mallory")
+        house, _ = create_account(session, "house", admin=True)
+        spies = [Bot(owner_id=mallory.id, name=f"spy-{i}", url=f"http://127.0.0.1:1/s{i}", game=GAME, secret="s",
+                     info={}) for i in range(3)]
+        session.add_all(spies)
+        session.flush()
+    assert _tick(context, ladder_settings).tables == 0  # three bots, one owner: no table
+    with context.db.session() as session:
+        session.add_all([Bot(owner_id=house.id, name=f"house-{i}", url=f"http://127.0.0.1:1/h{i}", game=GAME,
+                             secret="s", info={}) for i in range(2)])
+    report = _tick(context, ladder_settings)
+    assert report.tables == 1
+    seated = _seats(context, _matches(context)[0].id)
+    with context.db.session(readonly=True) as session:
+        owners = [session.get(Bot, b).owner_id for b in seated]
+    assert owners.count(mallory.id) == 1 and owners.count(house.id) == 2

@@ -27,8 +27,8 @@ def test_arena_up_plays_the_ladder_and_survives_a_killed_scheduler(tmp_path) -> 
     try:
         run.wait_until_serving()
         assert len(run.scheduler()) == 1
-        token = _api(run, "POST", "/api/accounts", json={"name": "owner"}).json()["token"]
         for i in range(3):
+            token = _api(run, "POST", "/api/accounts", json={"name": f"owner-{i}"}).json()["token"]  # owners apart
             server = start_in_thread(random_bot.make_bot(i))
             servers.append(server)
             answer = _api(run, "POST", "/api/bots", token, json={"name": f"bot-{i}", "url": server.url,

@@ -54,10 +54,10 @@ def _seated(context, settings) -> set[int]:
 
 def test_regression_a_submitted_bot_is_not_seated_while_its_owner_restarts_it_with_its_secret(context, held) -> None:
     client = _client(context, held, FakeHealth())
-    token = token_for(context, "alice")
+    tokens = [token_for(context, name) for name in ("alice", "bob", "carol", "dave")]  # one owner's bots never meet
     before = utcnow()
-    ids = [_submit(client, token, f"bot-{i}", f"http://127.0.0.1:900{i}")["id"] for i in range(4)]
-    shown = client.get(f"/api/bots/{ids[0]}", headers=auth(token)).get_json()
+    ids = [_submit(client, token, f"bot-{i}", f"http://127.0.0.1:900{i}")["id"] for i, token in enumerate(tokens)]
+    shown = client.get(f"/api/bots/{ids[0]}", headers=auth(tokens[0])).get_json()
     assert shown["paused_by"] == "new_secret" and shown["ladder"]["state"] == "paused"
     assert "restart it with the signing secret it was given" in shown["ladder"]["reason"]
     until = aware(datetime.fromisoformat(shown["recheck_at"]))
@@ -67,7 +67,7 @@ def test_regression_a_submitted_bot_is_not_seated_while_its_owner_restarts_it_wi
     # the owner restarted three of them and resumes them: each checked with its own secret, then seated
     health = FakeHealth()
     client = _client(context, held, health)
-    for bot_id in ids[:3]:
+    for bot_id, token in zip(ids[:3], tokens, strict=False):
         resumed = client.post(f"/api/bots/{bot_id}/resume", headers=auth(token))
         assert resumed.status_code == 200 and resumed.get_json()["paused_by"] is None
     with context.db.session(readonly=True) as session:

@@ -45,7 +45,8 @@ def start(cluster: Cluster, run_dir: Path, workers_per_host: int) -> Run:
     hosts.start_ladder("w1")  # first, so the active scheduler is w1's when scenario 1 cuts it off
     hosts.wait_bots()
     with context.db.session() as session:
-        owner, _token = create_account(session, "owner")
+        # the arena's own bots (an organizer's): they may share ladder tables, which one user's bots may not
+        owner, _token = create_account(session, "owner", admin=True)
         registered = [bot_service.register_bot(session, owner, f"bot-{port}", hosts.bot_url(port), GAME,
                                                context.settings, context.health_check,
                                                knows_secret=True)  # handed to the bots just below

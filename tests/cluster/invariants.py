@@ -3,9 +3,9 @@
 1. Every scheduled match (of the scenarios' tournaments, and every ladder match) is finished or
    cancelled, and its stored replay is the one its last claim played (a replay from an older attempt
    means a stale lease wrote it).
-1b. The ladder scheduled no table twice (each table's rotations exactly once, on one deal of its own, the
-   table numbers without gaps or repeats) and never had a bot in more ladder matches at once than its capacity,
-   whichever scheduler was active when its host was cut off or killed.
+1b. The ladder scheduled no table twice (each table's rotations exactly once, each on a deal of its own, no
+   deal dealt twice, the table numbers without gaps or repeats) and never had a bot in more ladder matches at
+   once than its capacity, whichever scheduler was active when its host was cut off or killed.
 2. Nothing was counted twice: seat results, live Elo games, tournament tallies and head-to-head pairs all
    agree with the finished matches.
 3. Every stored leaderboard equals a fresh fit of the match log.
@@ -98,11 +98,10 @@ def _ladder_tables_once(session) -> list[str]:  # type: ignore[no-untyped-def]
             rows = sorted(tables[(ladder_id, table)])
             first = seats[rows[0][2]]
             expected = [(r, first[r:] + first[:r]) for r in range(players)]
-            if [(r, seats[m]) for r, _seed, m in rows] != expected or len({seed for _r, seed, _m in rows}) != 1:
-                problems.append(f"ladder {ladder_id} table {table}: rotations {rows} are not each seat rotation "
-                                f"once on one deal")
-            seeds[rows[0][1]] += 1
-        problems += [f"ladder {ladder_id}: deal {seed} dealt to {n} tables" for seed, n in seeds.items() if n > 1]
+            if [(r, seats[m]) for r, _seed, m in rows] != expected:
+                problems.append(f"ladder {ladder_id} table {table}: rotations {rows} are not each seat rotation once")
+            seeds.update(seed for _r, seed, _m in rows)
+        problems += [f"ladder {ladder_id}: deal {seed} dealt to {n} matches" for seed, n in seeds.items() if n > 1]
     return problems
 
 

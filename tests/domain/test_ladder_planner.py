@@ -263,3 +263,23 @@ def test_opponents_close_in_as_intervals_narrow() -> None:
         return sum(gaps) / len(gaps)
 
     assert spread_within_tables(800.0) > 3 * spread_within_tables(120.0)
+
+
+def test_regression_one_owners_bots_sat_at_one_table_and_pooled_their_hands() -> None:
+    """A red-team owner submitted two bots served by one process: the scheduler seated them together in 180 of
+    255 matches (it logged "placing spy-b: a table with pj-heuristic and spy-a"), so that process saw two hands
+    at once, and a third bot made all-mallory tables that farmed rating. No table seats two bots of one owner
+    now; the arena's own bots (owner None: its organizers') still may share one."""
+    from dataclasses import replace
+
+    board = [replace(e, owner=f"owner-{e.bot_id % 5}") for e in spread_board(n=15, free=3)]
+    board += [replace(newcomer(99, free=3), owner="owner-0")]
+    for seed in range(30):
+        for table in choose_tables(board, players=3, slots=6, recent={}, rng=random.Random(seed)):
+            owners = [next(e.owner for e in board if e.bot_id == b) for b in table.bot_ids]
+            assert len(set(owners)) == 3, (table, owners)
+    mallory = [replace(settled(i, 1500.0 + i, free=2), owner="mallory") for i in range(4)]
+    assert choose_tables([*mallory, replace(newcomer(9), owner="alice")], players=3, slots=4, recent={},
+                         rng=random.Random(1)) == []  # no table for mallory's bots but with each other
+    house = [replace(settled(i, 1500.0 + 10 * i), owner=None) for i in range(3)]
+    assert len(choose_tables(house, players=3, slots=1, recent={}, rng=random.Random(1))) == 1
