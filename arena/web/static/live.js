@@ -47,7 +47,7 @@
 
   /* ---- a match: the public board, who is thinking, the clocks -------------------------------------- */
 
-  var names = [], view = null, turn = -1, lastBoard = null;
+  var names = [], view = null, turn = -1, lastBoard = null, withheld = false;
   if (kind === "match") {
     try { names = JSON.parse(document.getElementById("live-names").textContent); } catch (e) { names = []; }
   }
@@ -106,6 +106,7 @@
       drawBoard({ view: view, turn: d.turn, thinking: d.thinking, time_used_ms: d.time_used_ms,
                   forfeited: d.forfeited, over: d.over });
     } else if (type === "hidden") {
+      withheld = true;
       say("The match is being played. Its board stays hidden while another match of the same deal is still to " +
           "be played, so that no bot can read the deal it is about to play.");
     } else if (type === "status") {
@@ -115,7 +116,8 @@
 
   function onStatus(status) {
     if (status === el.dataset.status || status === "queued" || status === "running") {
-      if (status === "running" && kind === "match") { markRunning(); if (turn < 0) say("The match is being played…"); }
+      // a withheld board keeps its reason on the page: "being played" alone read as a board that never came
+      if (status === "running" && kind === "match") { markRunning(); if (turn < 0 && !withheld) say("The match is being played…"); }
       return;
     }
     stop();  // sealed, finished, void, error, cancelled: the page as the server shows it now
