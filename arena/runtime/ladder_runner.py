@@ -71,6 +71,7 @@ class LadderRunner:
         self.reviewed_at = utcnow()
         self.news: NewsCursor | None = None  # the bots' submissions and owners' actions told from here on
         self.rechecks: threading.Thread | None = None
+        self.told_waiting: set[int] = set()  # bots told to be waiting for their restart, told once
 
     def _new_lock(self):  # type: ignore[no-untyped-def]
         return self.queue.redis.lock(LADDER_LOCK.format(queue=self.context.settings.queue_name),
@@ -156,13 +157,27 @@ class LadderRunner:
                     if results:
                         with self.context.db.session() as session:
                             names = bot_names(session, {r.bot_id for r in results})
-                        for result in results:
-                            self.say(result.line(names.get(result.bot_id)))
+                        self.tell_rechecks(results, names)
                 except Exception:  # the database or a bot misbehaving: the next round tries again
                     log.exception("probation re-checks failed")
 
         self.rechecks = threading.Thread(target=loop, name="ladder-rechecks", daemon=True)
         self.rechecks.start()
+
+    def tell_rechecks(self, results: list[probation.Recheck], names: dict[int, str]) -> None:
+        """Each re-check's line, but a bot still waiting for its restart only the first time: it is looked at
+        every ``ARENA_LADDER_RECHECK_S``, and a line a minute for each waiting bot buried the terminal (188 of
+        321 lines in 16 minutes of a user's trial). Its page and My bots keep saying it."""
+        for result in results:
+            line = result.line(names.get(result.bot_id))
+            if result.not_restarted:
+                if result.bot_id in self.told_waiting:
+                    log.info("%s", line)
+                    continue
+                self.told_waiting.add(result.bot_id)
+            else:
+                self.told_waiting.discard(result.bot_id)
+            self.say(line)
 
     def _tell(self, report: TickReport, seconds: float, bots: dict[int, str] | None = None) -> None:
         for paused in report.probation:

@@ -48,17 +48,23 @@ class Recheck:
     recheck_at: datetime | None = None
     new_secret: bool = False  # it waited for its restart with a new secret (not on probation)
 
+    @property
+    def not_restarted(self) -> bool:
+        """It waits on for its restart with its secret: no strike, looked at again and again."""
+        return self.new_secret and not self.resumed and self.problems == [NOT_RESTARTED]
+
     def line(self, name: str | None = None) -> str:
         """What the scheduler's terminal says of it (``name``: the bot's, else its id)."""
         bot = f"bot {name if name is not None else self.bot_id}"
         if self.resumed:
-            return f"{bot} " + ("restarted with its new secret: on the ladder" if self.new_secret
+            return f"{bot} " + ("restarted with its secret: on the ladder" if self.new_secret
                             else "passed its re-check: back on the ladder")
         at = f"{self.recheck_at:%H:%M:%S} UTC" if self.recheck_at is not None else "soon"
         if self.new_secret and self.problems == [NOT_RESTARTED]:
-            return f"{bot} still runs without its new secret (no strike); looked at again at {at}"
+            return (f"{bot} still answers unsigned requests: not restarted with its secret yet (no strike); "
+                    f"looked at again at {at}")
         if self.new_secret:
-            return f"{bot} failed its check after its new secret: on probation; next at {at}"
+            return f"{bot} failed its check after it was given its secret: on probation; next at {at}"
         return f"{bot} failed its re-check; next at {at}"
 
 

@@ -81,3 +81,21 @@ def test_regression_the_demo_printed_a_board_settled_before_its_own_line_still_s
     command = made[0].scheduler_command()
     assert command[-3:] == ["ladder", "run", "--quiet-settling"]
     assert build_parser().parse_args(command[-3:]).quiet_settling  # and the scheduler takes it
+
+
+def test_regression_a_bot_waiting_for_its_restart_was_told_every_minute() -> None:
+    """A user's trial: "bot N still runs without its new secret" came once a minute for every waiting bot,
+    188 of 321 lines in 16 minutes. It is told once per wait; what changes is told again."""
+    from arena.services.probation import NOT_RESTARTED, Recheck
+
+    said: list[str] = []
+    runner = LadderRunner.__new__(LadderRunner)
+    runner.say, runner.told_waiting = said.append, set()
+    waiting = Recheck(1, resumed=False, problems=[NOT_RESTARTED], new_secret=True)
+    for _minute in range(5):
+        runner.tell_rechecks([waiting], {1: "pp-mine"})
+    assert len(said) == 1 and said[0].startswith("bot pp-mine still answers unsigned requests")
+    runner.tell_rechecks([Recheck(1, resumed=True, new_secret=True)], {1: "pp-mine"})
+    assert said[-1] == "bot pp-mine restarted with its secret: on the ladder"
+    runner.tell_rechecks([waiting], {1: "pp-mine"})  # given a new secret later: a new wait, told again
+    assert len(said) == 3

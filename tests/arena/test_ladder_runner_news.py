@@ -96,6 +96,6 @@ def test_a_resume_by_a_recheck_is_told_once_by_its_own_line_with_the_bots_name(h
         row = session.get(Bot, bot["id"])
         row.recheck_at = row.recheck_at.replace(year=2000)  # its wait is over
     results = probation.recheck_due(held_context.db, held_context.settings, health)
-    assert [r.line("pedro") for r in results] == ["bot pedro restarted with its new secret: on the ladder"]
+    assert [r.line("pedro") for r in results] == ["bot pedro restarted with its secret: on the ladder"]
     runner.tick_once()
     assert not any("resumed" in line or "on the ladder" in line for line in said)

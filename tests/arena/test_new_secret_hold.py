@@ -89,7 +89,7 @@ def test_when_the_while_is_up_the_bot_is_checked_and_placed_or_put_on_probation(
     results = {r.bot_id: r for r in probation.recheck_due(context.db, held, health, later)}
     assert results[well].resumed and not results[down].resumed
     assert "connection refused" in results[down].problems[0]
-    assert "failed its check after its new secret: on probation; next at" in results[down].line()
+    assert "failed its check after it was given its secret: on probation; next at" in results[down].line()
     with context.db.session(readonly=True) as session:
         placed, failed = session.get(Bot, well), session.get(Bot, down)
         assert placed.paused_by is None and placed.recheck_at is None
@@ -170,7 +170,8 @@ def test_regression_a_bot_still_running_without_its_secret_keeps_waiting_with_no
     (result,) = probation.recheck_due(context.db, held, lazy, later)
     assert not result.resumed and lazy.probed == ["http://127.0.0.1:9001"]
     # the scheduler's terminal (a trial read "failed its re-check" for a bot that failed nothing)
-    assert result.line().startswith(f"bot {bot_id} still runs without its new secret (no strike); looked at again")
+    assert result.line().startswith(f"bot {bot_id} still answers unsigned requests: not restarted with its secret "
+                                    "yet (no strike); looked at again")
     assert result.recheck_at == later + timedelta(seconds=held.ladder_recheck_s)
     shown = client.get(f"/api/bots/{bot_id}", headers=auth(token)).get_json()
     assert shown["paused_by"] == "new_secret"
@@ -179,7 +180,7 @@ def test_regression_a_bot_still_running_without_its_secret_keeps_waiting_with_no
     assert "still answers requests without a signature" in shown["ladder"]["reason"]
     assert probation.recheck_due(context.db, held, FakeHealth(), later + timedelta(seconds=30)) == []
     (placed,) = probation.recheck_due(context.db, held, FakeHealth(), result.recheck_at)  # restarted by now
-    assert placed.resumed and placed.line() == f"bot {bot_id} restarted with its new secret: on the ladder"
+    assert placed.resumed and placed.line() == f"bot {bot_id} restarted with its secret: on the ladder"
     # a bot on probation is re-checked as before: no signature probe
     plain = FakeHealth()
     with context.db.session() as session:
