@@ -48,7 +48,23 @@ bot_limit = limiter.shared_limit(bot_rate, scope="bot-submission", methods=["POS
 bot_change_limit = limiter.shared_limit(bot_rate, scope="bot-change", methods=["PATCH"])
 # A new version or a resume from probation health-checks the bot too: the same budget as URL changes.
 bot_check_limit = limiter.shared_limit(bot_rate, scope="bot-change", methods=["POST"])
-tournament_limit = limiter.shared_limit(tournament_rate, scope="tournament-creation", methods=["POST"])
+# Only a tournament made counts: a refused one (422: a typo in its seats) cost nothing, yet spent the budget and
+# locked an organizer out for the hour after 20 refusals (a user's trial).
+tournament_limit = limiter.shared_limit(tournament_rate, scope="tournament-creation", methods=["POST"],
+                                        deduct_when=lambda response: response.status_code < 400)
+
+
+def retry_in() -> str:
+    """When the limit just hit lets the caller try again, in words ("in 12 minutes, at 14:05 UTC")."""
+    import time
+    from datetime import UTC, datetime
+
+    current = limiter.current_limit
+    if current is None:
+        return "later"
+    wait = max(0, int(current.reset_at - time.time()))
+    when = datetime.fromtimestamp(current.reset_at, UTC).strftime("%H:%M UTC")
+    return f"in {wait} seconds" if wait < 120 else f"in {round(wait / 60)} minutes, at {when}"
 
 
 def init_rate_limits(app: Flask, context: Context) -> None:

@@ -33,11 +33,33 @@ def test_bot_submission_is_rate_limited_per_token(context, random_bots) -> None:
 
 
 def test_tournament_creation_is_rate_limited(context) -> None:
-    client = _limited_client(context, tournament_rate="1/hour")
+    from tests.arena.owner_fakes import owner_with_bot
+
+    bots = [owner_with_bot(context.db, name, f"pp-{name}", f"http://127.0.0.1:900{i}")[1]
+            for i, name in enumerate(("alice", "bob"))]
+    client = _limited_client(context, tournament_rate="2/hour")
     admin = token_for(context, "boss", admin=True)
-    first = client.post("/api/tournaments", json={"game": "chess", "bots": [1, 2]}, headers=auth(admin))
-    second = client.post("/api/tournaments", json={"game": "chess", "bots": [1, 2]}, headers=auth(admin))
-    assert first.status_code == 422 and second.status_code == 429
+    body = {"game": "piranha-pedro", "bots": bots, "seats": 2}
+    made = [client.post("/api/tournaments", json=body, headers=auth(admin)).status_code for _ in range(2)]
+    refused = client.post("/api/tournaments", json=body, headers=auth(admin))
+    assert made == [201, 201] and refused.status_code == 429
+    assert "try again in " in refused.get_json()["error"] and refused.headers["Retry-After"]
+
+
+def test_regression_refused_tournaments_spent_the_organizers_budget(context) -> None:
+    """A user's trial: 20 requests refused as not valid (422) counted against the hour's 30 tournaments, and
+    the organizer, who had made 10, could make none for 50 minutes. Only a tournament made counts now."""
+    from tests.arena.owner_fakes import owner_with_bot
+
+    bots = [owner_with_bot(context.db, name, f"pp-{name}", f"http://127.0.0.1:900{i}")[1]
+            for i, name in enumerate(("alice", "bob"))]
+    client = _limited_client(context, tournament_rate="2/hour")
+    admin = token_for(context, "boss", admin=True)
+    wrong = [client.post("/api/tournaments", json={"game": "piranha-pedro", "bots": bots, "seats": 9},
+                         headers=auth(admin)).status_code for _ in range(5)]
+    good = {"game": "piranha-pedro", "bots": bots, "seats": 2}
+    assert wrong == [422] * 5
+    assert client.post("/api/tournaments", json=good, headers=auth(admin)).status_code == 201
 
 
 def test_reads_are_not_limited(context) -> None:
@@ -73,3 +95,9 @@ def test_sign_up_page_and_api_share_one_budget(context) -> None:
     csrf = form.split('name="csrf_token" type="hidden" value="')[1].split('"')[0]
     assert client.post("/signup", data={"name": "page1", "csrf_token": csrf}).status_code == 303
     assert client.post("/api/accounts", json={"name": "api2"}).status_code == 429
+    stranger = client.application.test_client()  # signed out, the same address
+    fresh = stranger.get("/signup").get_data(as_text=True)
+    csrf = fresh.split('name="csrf_token" type="hidden" value="')[1].split('"')[0]
+    refused = stranger.post("/signup", data={"name": "page2", "csrf_token": csrf})
+    # a page's refusal says when to come back (it said "30 per 1 hour" and no more)
+    assert refused.status_code == 429 and "Try again in " in refused.get_data(as_text=True)

@@ -9,6 +9,7 @@ from werkzeug.exceptions import HTTPException, MethodNotAllowed
 
 from arena.services.errors import ServiceError, unavailable
 from arena.web.api import api
+from arena.web.ratelimit import retry_in
 
 log = logging.getLogger("arena.web")
 
@@ -36,7 +37,7 @@ def service_error(exc: ServiceError):  # type: ignore[no-untyped-def]
 @api.errorhandler(HTTPException)
 def http_error(exc: HTTPException):  # type: ignore[no-untyped-def]
     messages = {413: "the request body is too large", 404: "no such resource", 405: "method not allowed",
-                429: f"too many requests: {exc.description}; try again later"}
+                429: f"too many requests: {exc.description}; try again {retry_in()}"}
     return error_response(exc.code or 500, messages.get(exc.code or 0, exc.description or exc.name))
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 
+from flask_limiter.errors import RateLimitExceeded
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
 from arena.services.errors import ServiceError, unavailable
 from arena.web.pages import pages
 from arena.web.pages.common import page
+from arena.web.ratelimit import retry_in
 
 log = logging.getLogger("arena.web")
 TITLES = {400: "Bad request", 401: "Sign in needed", 403: "Not allowed", 404: "Not found", 405: "Method not allowed",
@@ -29,6 +31,11 @@ def csrf_refused(exc: CSRFError) -> tuple[str, int]:
 @pages.errorhandler(ServiceError)
 def service_error(exc: ServiceError) -> tuple[str, int]:
     return error_page(exc.status, exc.message)
+
+
+@pages.errorhandler(RateLimitExceeded)
+def rate_limited(exc: RateLimitExceeded) -> tuple[str, int]:
+    return error_page(429, f"Too many at once: the limit is {exc.description}. Try again {retry_in()}.")
 
 
 @pages.errorhandler(HTTPException)
