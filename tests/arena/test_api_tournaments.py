@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from arena.services.matches import run_match
-from arena.storage.models import Match
+from arena.storage.models import Bot, Match, MatchSeat
 from referee.replay import verify_replay
 from sample_bots import heuristic_bot, random_bot
 from sample_bots.sdk import start_in_thread
@@ -58,11 +58,41 @@ def test_tournament_validation_errors_are_clear(client, context, random_bots) ->
         ({"game": "piranha-pedro", "bots": ids, "cycles": 0}, "cycles"),
         ({"game": "piranha-pedro", "bots": [ids[0], ids[0]]}, "bots"),
         ({"game": "piranha-pedro", "bots": ids, "deals": "mirrored"}, "deals"),
+        ({"game": "piranha-pedro", "bots": ids, "seats": 3, "params": {"loss_threshold": 4}}, "up to 10 piranhas"),
     ]
     for body, words in cases:
         response = client.post("/api/tournaments", json=body, headers=auth(admin))
         assert response.status_code == 422, (body, response.get_json())
         assert words in response.get_json()["error"], response.get_json()
+
+
+def test_regression_a_tournament_of_54000_matches_held_the_database_for_34_seconds(client, context) -> None:
+    """A user's trial: 9 bots, 6 seats, 1,000 cycles was accepted as 54,000 matches stored one flush at a time
+    (34 s): SQLite's other writers waited, the ladder scheduler lost its lock and the reconciler failed. The
+    matches go in in bulk now, and a plan over ``MAX_MATCHES`` is refused with what to do instead."""
+    from arena.services.tournaments import MAX_MATCHES
+    from tests.arena.owner_fakes import owner_with_bot
+
+    ids = [owner_with_bot(context.db, f"owner-{i}", f"pj-{i}", f"http://127.0.0.1:90{i:02d}")[1] for i in range(9)]
+    with context.db.session() as session:
+        session.execute(update(Bot).values(game="pajarracos"))
+    admin = token_for(context, "boss", admin=True)
+    big = client.post("/api/tournaments", json={"game": "pajarracos", "bots": ids, "seats": 6, "cycles": 1000},
+                      headers=auth(admin))
+    assert big.status_code == 422 and "54000 matches (54 a cycle)" in big.get_json()["error"]
+    cycles = MAX_MATCHES // 54
+    made = client.post("/api/tournaments", json={"game": "pajarracos", "bots": ids, "seats": 6, "cycles": cycles},
+                       headers=auth(admin))
+    assert made.status_code == 201, made.get_json()
+    with context.db.session(readonly=True) as session:
+        rows = session.execute(select(Match.id, Match.table_index, Match.rotation, MatchSeat.seat, MatchSeat.bot_id)
+                               .join(MatchSeat, MatchSeat.match_id == Match.id)
+                               .where(Match.tournament_id == made.get_json()["id"])).all()
+    assert len(rows) == 54 * cycles * 6  # every match with its six seats, each bot once a match
+    seats: dict[int, list[int]] = {}
+    for match_id, _table, _rotation, _seat, bot_id in rows:
+        seats.setdefault(match_id, []).append(bot_id)
+    assert len(seats) == 54 * cycles and all(len(set(bots)) == 6 for bots in seats.values())
 
 
 def test_a_finished_tournament_shows_standings_cross_table_matches_and_leaderboard(client, context) -> None:
