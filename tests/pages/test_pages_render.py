@@ -71,6 +71,19 @@ def test_tournament_page_has_progress_standings_cross_table_and_matches(client, 
         assert f'href="/matches/{match_id}"' in page
 
 
+def test_regression_the_cross_tables_columns_all_read_piranha_ped(client, world) -> None:
+    """A user's trial: column heads were bot names cut to 12 characters, "piranha-ped…" over every column.
+    Columns are numbered as the rows are, each with its full name for screen readers and as a title."""
+    page = html(client, f"/tournaments/{world.tournament}")
+    table = page[page.index('<table class="cross">'):page.index("</table>", page.index('<table class="cross">'))]
+    heads = re.findall(r'<th scope="col" class="num" title="([^"]+)">(\d+)'
+                       r'<span class="visually-hidden"> ([^<]+)</span>', table)
+    rows = re.findall(r'<th scope="row"><span class="cross-number">(\d+)</span> <a href="/bots/\d+">([^<]+)</a>', table)
+    assert len(heads) >= 2 and [int(n) for _t, n, _name in heads] == list(range(1, len(heads) + 1))
+    assert [(n, name) for _t, n, name in heads] == rows  # column n is the bot of row n
+    assert all(title == name for title, _n, name in heads) and "…" not in table
+
+
 def test_match_page_embeds_a_public_view_per_step_and_every_decision(client, world, context) -> None:
     for match_id in world.finished[-2:]:  # a Pajarracos and a Piranha Pedro match
         page = html(client, f"/matches/{match_id}")
