@@ -222,3 +222,31 @@ def test_page_forms_share_the_apis_rate_limits(context) -> None:
     third = post_form(client, "/signup", {"name": "third"}, 429)
     assert "Too many requests" in third.get_data(as_text=True)
     assert client.get("/signup").status_code == 200  # only creating is limited
+
+
+def test_an_organizer_cancels_a_tournament_from_its_page(client, context, random_bots) -> None:
+    """A user's trial: the page had no way to cancel a tournament (the API alone did). Organizers see a
+    Cancel button; anyone else sees none and is refused; a post needs its CSRF token."""
+    from tests.pages.builders import tournament
+
+    boss = account(context, "boss", admin=True)
+    account(context, "org")
+    ids = [register(context, "org", f"b{n}", random_bots[n].url, "pajarracos")[0] for n in range(3)]
+    tournament_id, _matches = tournament(context, ids, "pajarracos", 3)
+    path = f"/tournaments/{tournament_id}"
+    assert "Cancel the tournament" not in client.get(path).get_data(as_text=True)  # signed out
+    log_in(client, account(context, "gina"))
+    page = client.get(path).get_data(as_text=True)
+    assert "Cancel the tournament" not in page
+    refused = client.post(f"{path}/cancel", data={"csrf_token": csrf_token(page)})
+    assert refused.status_code == 403
+    log_in(client, boss)
+    page = client.get(path).get_data(as_text=True)
+    assert "Cancel the tournament" in page
+    assert client.post(f"{path}/cancel").status_code == 400  # no CSRF token
+    done = client.post(f"{path}/cancel", data={"csrf_token": csrf_token(page)})
+    assert done.status_code == 303 and done.headers["Location"].endswith(path)
+    with context.db.session(readonly=True) as session:
+        assert session.get(Tournament, tournament_id).status == "cancelled"
+    after = client.get(path).get_data(as_text=True)
+    assert "Cancel the tournament" not in after and "cancelled" in after

@@ -53,6 +53,20 @@ def cross_rows(data: dict[str, Any]) -> list[tuple[dict[str, Any], list[dict[str
             for s, a in zip(data["standings"], order, strict=True)]
 
 
+@pages.post("/tournaments/<int:tournament_id>/cancel")
+def cancel_tournament(tournament_id: int) -> tuple[str, int] | Response:
+    """The page's Cancel button (organizers only; the API had the only way): the matches not started are
+    cancelled, the ones played stay; the page then shows the tournament as it ended."""
+    require_id(tournament_id, "tournament")
+    with unit_of_work() as session:
+        account = viewer(session)
+        if account is None:
+            return redirect(url_for("pages.login", next=url_for("pages.tournament_page", tournament_id=tournament_id)),
+                            303)
+        service.cancel_tournament(session, account, tournament_id, context().queue)
+    return redirect(url_for("pages.tournament_page", tournament_id=tournament_id), 303)
+
+
 @pages.route("/tournaments/new", methods=["GET", "POST"])
 @tournament_limit  # one budget with the API's tournament creation
 def new_tournament() -> tuple[str, int] | Response:
