@@ -59,10 +59,20 @@ def events(session: Session, bot_id: int, limit: int = 50) -> list[BotEvent]:
 
 
 def last_resumed_at(session: Session, bot_id: int) -> datetime | None:
-    """When the bot last came back on the ladder: faults before it are not held against it again."""
-    query = (select(BotEvent.created_at).where(BotEvent.bot_id == bot_id, BotEvent.kind == BotEventKind.RESUMED)
-             .order_by(BotEvent.id.desc()).limit(1))
-    return session.scalar(query)
+    """When the bot last came back from probation (its re-check, or its owner's resume after a passing check)
+    or first joined the ladder: faults before it are not held against it again.
+
+    An owner's resume of the owner's own pause is not such a moment. It was: a red-team owner who paused and
+    resumed its bot after every table (a table is 3 matches; probation judges no fewer than 4 since the last
+    resume) was never judged, however often it faulted."""
+    query = (select(BotEvent.created_at, BotEvent.detail).where(BotEvent.bot_id == bot_id,
+                                                                BotEvent.kind == BotEventKind.RESUMED)
+             .order_by(BotEvent.id.desc()).limit(50))
+    for created_at, detail in session.execute(query):
+        detail = detail or {}
+        if detail.get("by") != "owner" or detail.get("ended") == "probation":
+            return created_at
+    return None
 
 
 _WORDS = {

@@ -66,9 +66,12 @@ def resume(db: Database, bot_id: int, account_id: int, settings: Settings,
         if check_first and (bot.url, bot.secret) != (url, secret):  # moved or given a newer secret meanwhile
             raise Conflict(f"{bot.name} changed while it was checked (a new URL or secret): resume it again")
         if bot.paused_by is not None or bot.status != BotStatus.ACTIVE:
+            # a resume that ends a probation (after a passing check) forgives the faults before it; one that
+            # ends the owner's own pause does not (``bot_events.last_resumed_at``)
+            ended = {"ended": "probation"} if bot.paused_by == PausedBy.PROBATION else {}
             bot.paused_by = bot.paused_reason = bot.recheck_at = None
             bot.status = BotStatus.ACTIVE
-            bot_events.record(session, bot, BotEventKind.RESUMED, by="owner")
+            bot_events.record(session, bot, BotEventKind.RESUMED, by="owner", **ended)
         session.flush()
         return bot_json(bot, bot.owner)
 

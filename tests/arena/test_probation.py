@@ -87,6 +87,27 @@ def test_faults_before_a_resume_are_not_held_against_the_bot_again(database, set
     assert again.strikes == 2  # a repeat offender waits longer
 
 
+def test_regression_pausing_and_resuming_after_every_table_escaped_probation(database, settings) -> None:
+    """A red-team owner: probation judges no fewer than 4 ladder matches since the bot's last resume, and a
+    table is 3, so pausing and resuming after each table meant the bot was never judged however often it
+    faulted. An owner's resume of the owner's own pause no longer wipes the slate; one that ends a probation,
+    after a passing check, still does."""
+    settings = _settings(settings)
+    owner, bot_id = owner_with_bot(database)
+    alice = account(database, owner)
+    for minutes_ago in (30, 20):  # two tables of three faulty matches, a pause and a resume after each
+        ladder_matches(database, bot_id, [True] * 3, minutes_ago=minutes_ago)
+        with database.session() as session:
+            bot_owner.pause(session, bot_id, alice)
+        bot_owner.resume(database, bot_id, owner, settings, FakeHealth())
+    with database.session() as session:
+        (paused,) = probation.review(session, [bot_id], settings)
+    assert paused.reason.startswith("6 of its last 6 ladder matches had faults")
+    bot_owner.resume(database, bot_id, owner, settings, FakeHealth())  # ends the probation: a clean slate
+    with database.session() as session:
+        assert probation.review(session, [bot_id], settings) == []
+
+
 def test_probation_never_resumes_an_owners_pause(database, settings) -> None:
     settings = _settings(settings)
     owner, bot_id = owner_with_bot(database)
