@@ -50,6 +50,7 @@ from arena.storage.models import (
     Match,
     MatchSeat,
     MatchStatus,
+    PausedBy,
     Rating,
     utcnow,
 )
@@ -81,6 +82,14 @@ def eligible(bot: Bot) -> bool:
     return bot.status == BotStatus.ACTIVE and bot.paused_by is None and bot.retired_at is None
 
 
+def owes_nothing(bot: Bot) -> bool:
+    """Off the ladder in a way that cancels the tables it owes and has not started: retired, on probation, or
+    waiting for its restart with a new secret. An owner's own pause (or disabling) does not: the tables it owes
+    are played, then it rests. Owed tables are public with their seats, so pausing on seeing one and resuming
+    after let an owner skip the opponents it would rather not meet (a red-team finding)."""
+    return bot.retired_at is not None or bot.paused_by in (PausedBy.PROBATION, PausedBy.NEW_SECRET)
+
+
 def tick(session: Session, settings: Settings, deal_key: bytes, rng: random.Random,
          now: datetime | None = None, review_since: datetime | None = None, workers: int = 0) -> TickReport:
     """Put on probation the bots whose ladder matches published since ``review_since`` fault too often,
@@ -98,7 +107,7 @@ def tick(session: Session, settings: Settings, deal_key: bytes, rng: random.Rand
         report.probation = probation.review(session, _played_since(session, ladders, review_since), settings, now)
     games = {ladder.game for ladder in ladders}
     bots = {bot.id: bot for bot in session.scalars(select(Bot).where(Bot.game.in_(games)))}
-    report.cancelled = ladder_tables.cancel_off_ladder(session, {b for b, bot in bots.items() if not eligible(bot)})
+    report.cancelled = ladder_tables.cancel_off_ladder(session, {b for b, bot in bots.items() if owes_nothing(bot)})
     load = ladder_tables.load(session)
     _plan(session, settings, deal_key, rng, now, ladders, bots, load, report)
     _release(session, settings, ladders, bots, load, report, workers)

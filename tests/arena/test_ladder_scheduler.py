@@ -173,14 +173,43 @@ def test_a_killed_tick_leaves_nothing(context, ladder_settings, monkeypatch) -> 
     assert sum(_tick(context, ladder_settings).created.values()) == 1
 
 
-def test_a_bot_off_the_ladder_owes_no_table_it_has_not_started(context, ladder_settings) -> None:
+@pytest.mark.parametrize("leaves", ["probation", "new_secret", "retired"])
+def test_a_bot_off_the_ladder_owes_no_table_it_has_not_started(context, ladder_settings, leaves) -> None:
     bots = _bots(context, 3)
     _tick(context, ladder_settings)  # one table: its first rotation queued, two scheduled
     with context.db.session() as session:
-        session.get(Bot, bots[0]).paused_by = PausedBy.OWNER
+        bot = session.get(Bot, bots[0])
+        if leaves == "retired":
+            bot.retired_at, bot.status = utcnow(), BotStatus.DISABLED
+        else:
+            bot.paused_by = PausedBy(leaves)
     report = _tick(context, ladder_settings)
     assert len(report.cancelled) == 3 and not report.created and not report.release
     assert {m.status for m in _matches(context)} == {MatchStatus.CANCELLED}
+
+
+@pytest.mark.parametrize("leaves", ["paused", "disabled"])
+def test_regression_an_owner_paused_on_seeing_an_owed_table_and_skipped_its_opponents(context, ladder_settings,
+                                                                                     leaves) -> None:
+    """A red-team owner: a ladder table's seats are public while it is owed, and the owner's pause cancelled
+    every table its bot had not started, so pausing on seeing one and resuming after skipped opponents the
+    owner would rather not meet. An owner's pause (or disabling) now lets the owed tables be played, then the
+    bot rests; only what takes a bot off against its owner's will (probation, retirement, a new secret's
+    wait) cancels them."""
+    bots = _bots(context, 3)
+    _tick(context, ladder_settings)
+    with context.db.session() as session:
+        if leaves == "paused":
+            session.get(Bot, bots[0]).paused_by = PausedBy.OWNER
+        else:
+            session.get(Bot, bots[0]).status = BotStatus.DISABLED
+    played: list[int] = []
+    for _ in range(4):
+        report = _tick(context, ladder_settings)
+        assert not report.cancelled and not report.created  # owed: played; new: none
+        played += [m.id for m in _matches(context) if m.status == MatchStatus.QUEUED]
+        _finish(context, [m.id for m in _matches(context) if m.status == MatchStatus.QUEUED])
+    assert len(played) == 3 and {m.status for m in _matches(context)} == {MatchStatus.SEALED}
 
 
 @pytest.mark.parametrize("leaves", ["paused", "retired", "disabled", "probation"])
