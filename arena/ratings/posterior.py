@@ -61,7 +61,6 @@ TAU_TOLERANCE = 1e-10  # on log tau^2: the fitted Elo then moves by far less tha
 DESIGN_TAU_TOLERANCE = 1e-6  # for the untempered fit, read only for d (the table moves by ~1e-8 Elo)
 WARM_DESIGN_TAU_TOLERANCE = 1e-8  # from the last fit's spread (1e-6 there left a table 2e-6 Elo off a cold fit)
 MAX_TAU_ITERATIONS = 60
-NEWTON_TOLERANCE = 1e-10
 SMOOTHING_ROUNDS = 3
 LARGE_SMOOTHING_ROUNDS = 1  # each round is several N^2 passes; one takes most of the effect
 CURVATURE_STEP = 0.2  # in log tau^2
@@ -165,36 +164,12 @@ class Posterior:
 _erf = np.vectorize(math.erf, otypes=[float])
 
 
-def newton(score: np.ndarray, precision: float, start: np.ndarray) -> np.ndarray:
-    """The mode by damped Newton with exact solves (the exact path: no iterative solver, no warm start)."""
-    games = score + score.T
-    won = score.sum(axis=1)
-    r = start.copy()
-    p = dense._probabilities(r)
-    value = dense._objective(score, p, r, precision)
-    for _ in range(dense.MAX_ITERATIONS):
-        grad, a = dense._gradient_hessian(score, games, won, p, r, precision)
-        step = np.linalg.solve(a, grad)
-        scale = 1.0
-        for _ in range(dense.MAX_HALVINGS):
-            trial = r + scale * step
-            trial_p = dense._probabilities(trial)
-            trial_value = dense._objective(score, trial_p, trial, precision)
-            if trial_value >= value - 1e-12 * abs(value):
-                break
-            scale /= 2.0
-        r, p, value = trial, trial_p, trial_value
-        if float(np.abs(step).max(initial=0.0)) * scale < NEWTON_TOLERANCE:
-            return r - r.mean()
-    raise ArithmeticError("Bradley-Terry fit did not converge")
-
-
 def _state(log: PackedLog, pairs: PairTally, score: np.ndarray, precision: float, start: np.ndarray,
            exact: bool, games: np.ndarray | None = None) -> tuple[np.ndarray, Curvature]:
     """Mode and the (smoothed) curvature at one prior precision (``games``: score + score^T, if at hand)."""
     games = score + score.T if games is None else games
     if exact:
-        r = newton(score, precision, start)
+        r = dense.newton(score, precision, start)
     else:
         r, _ = dense.fit(log, replace(pairs, score=score), precision, start, None, 0, games=games)
     return r, curvature(score, r, precision, exact, games)
