@@ -1,15 +1,19 @@
 """One leaderboard (one game, one player count): Arena Elo with posterior intervals, rank ranges and LOS.
 
 * ``elo``: the mode of the Bradley-Terry posterior of the whole log, the prior's spread fitted to the board
-  (``posterior``), pool mean 1500.
+  (``posterior``), pool mean 1500; a group of bots that never met the others by any chain of matches has
+  its own mean at 1500 (``groups``: the data say nothing of its offset).
 * ``elo_low``/``elo_high``: the 95 % (``confidence``) interval of the bot's strength relative to the pool
-  mean: the Laplace approximation of the posterior, deals counted as units (``posterior``). It covers the
-  true strength about 95 % of the time for bots with 1, 2, 5, 20 or 100 matches alike (bench.ratings).
+  mean (its group's mean, where the board is not connected): the Laplace approximation of the posterior,
+  deals counted as units (``posterior``). It covers the true strength about 95 % of the time for bots with
+  1, 2, 5, 20 or 100 matches alike (bench.ratings).
 * ``rank``: competition rank by ``elo`` (equal Elo share the better rank).
 * ``rank_low``..``rank_high``: the 2.5th..97.5th percentile of the bot's rank over joint posterior draws
-  (``resamples`` of them), clamped to include ``rank``.
+  (``resamples`` of them), clamped to include ``rank``; within its group, the bots of other groups counted
+  as possibly above or below it (``groups.rank_ranges``).
 * ``los_next``: likelihood of superiority over the next bot in the table, Phi(d / sd) with d the fitted
-  difference and sd the posterior sd of that difference (correlations included).
+  difference and sd the posterior sd of that difference (correlations included); None for the last bot and
+  where the next bot is of another group (no comparison).
 * ``games`` (matches played) and ``wins``/``draws``/``losses`` (pairwise, unweighted).
 * ``provisional`` (a property): the interval is still too wide to call the rating settled (``provisional``).
 
@@ -33,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from arena.ratings import dense, posterior
+from arena.ratings import dense, groups, posterior
 from arena.ratings.blas import single_thread
 from arena.ratings.bradley_terry import BASE_ELO, ELO_PER_LOGIT
 from arena.ratings.outcomes import MatchOutcome
@@ -113,16 +117,14 @@ def posterior_table(log: PackedLog, rng: random.Random, resamples: int, prior_sd
         low, high = BASE_ELO + ELO_PER_LOGIT * low_logit, BASE_ELO + ELO_PER_LOGIT * high_logit
         gen = np.random.default_rng(rng.getrandbits(128))
         draws = fitted.draws(gen, resamples)
-        drawn_ranks = n - np.argsort(np.argsort(draws, axis=1), axis=1)
-        tail = (1.0 - confidence) / 2.0
-        rank_low = np.minimum(np.quantile(drawn_ranks, tail, axis=0, method="lower").astype(np.int64), ranks)
-        rank_high = np.maximum(np.quantile(drawn_ranks, 1.0 - tail, axis=0, method="higher").astype(np.int64),
-                               ranks)
+        rank_low, rank_high = groups.rank_ranges(draws, fitted.group, (1.0 - confidence) / 2.0)
+        rank_low, rank_high = np.minimum(rank_low, ranks), np.maximum(rank_high, ranks)
         if n > 1:
             first, second = np.array(order[:-1]), np.array(order[1:])
             variances = fitted.difference_variance(first, second) * ELO_PER_LOGIT**2
-            los[:-1] = [normal_los(d, v) for d, v in zip((elo[first] - elo[second]).tolist(), variances.tolist(),
-                                                         strict=True)]
+            los[:-1] = [normal_los(d, v) if together else None for d, v, together in zip(
+                (elo[first] - elo[second]).tolist(), variances.tolist(),
+                (fitted.group[first] == fitted.group[second]).tolist(), strict=True)]
     else:
         low, high, rank_low, rank_high = elo.copy(), elo.copy(), ranks.copy(), ranks.copy()
     columns = (ranks, rank_low, rank_high, elo, low, high, pairs.games, pairs.wins, pairs.draws, pairs.losses)

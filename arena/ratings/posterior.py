@@ -28,10 +28,10 @@ average over the bots of a board exactly when tau is the spread of their strengt
   for multiplayer races, whose k - 1 pairs per seat (weighted 1 / (k - 1)) carry more than one game's
   information.
 
-Intervals: per bot, the central quantiles of the mixture's marginal for the rating relative to the pool
-mean (the anchor the table is read against). Rank ranges: the 2.5th and 97.5th percentile of each bot's
-rank over joint draws from the posterior (so they are 95 % ranges for the rank, correlations included).
-LOS of a bot over the next: Phi(difference / sd of the difference).
+Intervals: per bot, the central quantiles of the mixture's marginal for the rating relative to the mean
+of its group (``groups``: the bots linked by a chain of matches; on a connected board, the pool mean), the
+anchor the mode keeps. Rank ranges: percentiles of each bot's rank over joint draws from the posterior (95 %
+ranges, correlations included). LOS of a bot over the next: Phi(difference / sd of the difference).
 
 The large-board path (``exact=False``) fits the same model but, while it searches tau, approximates A^-1's
 diagonal and log det A to second order in A's off-diagonal part (O(N^2) instead of N^3), takes tau's error
@@ -49,7 +49,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from arena.ratings import dense
+from arena.ratings import dense, groups
 from arena.ratings.bradley_terry import ELO_PER_LOGIT
 from arena.ratings.design_effect import design_effect
 from arena.ratings.packed import PackedLog, PairTally
@@ -61,7 +61,6 @@ TAU_TOLERANCE = 1e-10  # on log tau^2: the fitted Elo then moves by far less tha
 DESIGN_TAU_TOLERANCE = 1e-6  # for the untempered fit, read only for d (the table moves by ~1e-8 Elo)
 WARM_DESIGN_TAU_TOLERANCE = 1e-8  # from the last fit's spread (1e-6 there left a table 2e-6 Elo off a cold fit)
 MAX_TAU_ITERATIONS = 60
-NEWTON_TOLERANCE = 1e-10
 SMOOTHING_ROUNDS = 3
 LARGE_SMOOTHING_ROUNDS = 1  # each round is several N^2 passes; one takes most of the effect
 CURVATURE_STEP = 0.2  # in log tau^2
@@ -103,6 +102,7 @@ class Posterior:
 
     components: tuple[Component, ...]
     design_effect: float
+    group: np.ndarray  # each bot's comparison group (``groups.labels``): its interval's anchor
     spreads: tuple[float, float] | None = None  # log tau^2 found by the untempered and the tempered search
 
     @property
@@ -150,7 +150,7 @@ class Posterior:
         return (weights * (np.array(variances) + (np.array(means) - mean) ** 2)).sum(axis=0)
 
     def draws(self, gen: np.random.Generator, count: int) -> np.ndarray:
-        """count x n joint draws from the mixture, each made mean zero like the fit."""
+        """count x n joint draws from the mixture, each group made mean zero like the fit."""
         n = len(self.mode)
         weights = np.array([c.weight for c in self.components])
         which = gen.choice(len(self.components), size=count, p=weights / weights.sum())
@@ -159,34 +159,10 @@ class Posterior:
         for k, c in enumerate(self.components):
             chosen = which == k
             samples[chosen] = (c.inverse.T @ z[:, chosen]).T * c.scale + c.mode
-        return samples - samples.mean(axis=1, keepdims=True)
+        return groups.centred(samples, self.group)
 
 
 _erf = np.vectorize(math.erf, otypes=[float])
-
-
-def newton(score: np.ndarray, precision: float, start: np.ndarray) -> np.ndarray:
-    """The mode by damped Newton with exact solves (the exact path: no iterative solver, no warm start)."""
-    games = score + score.T
-    won = score.sum(axis=1)
-    r = start.copy()
-    p = dense._probabilities(r)
-    value = dense._objective(score, p, r, precision)
-    for _ in range(dense.MAX_ITERATIONS):
-        grad, a = dense._gradient_hessian(score, games, won, p, r, precision)
-        step = np.linalg.solve(a, grad)
-        scale = 1.0
-        for _ in range(dense.MAX_HALVINGS):
-            trial = r + scale * step
-            trial_p = dense._probabilities(trial)
-            trial_value = dense._objective(score, trial_p, trial, precision)
-            if trial_value >= value - 1e-12 * abs(value):
-                break
-            scale /= 2.0
-        r, p, value = trial, trial_p, trial_value
-        if float(np.abs(step).max(initial=0.0)) * scale < NEWTON_TOLERANCE:
-            return r - r.mean()
-    raise ArithmeticError("Bradley-Terry fit did not converge")
 
 
 def _state(log: PackedLog, pairs: PairTally, score: np.ndarray, precision: float, start: np.ndarray,
@@ -194,7 +170,7 @@ def _state(log: PackedLog, pairs: PairTally, score: np.ndarray, precision: float
     """Mode and the (smoothed) curvature at one prior precision (``games``: score + score^T, if at hand)."""
     games = score + score.T if games is None else games
     if exact:
-        r = newton(score, precision, start)
+        r = dense.newton(score, precision, start)
     else:
         r, _ = dense.fit(log, replace(pairs, score=score), precision, start, None, 0, games=games)
     return r, curvature(score, r, precision, exact, games)
@@ -289,23 +265,26 @@ def fit(log: PackedLog, pairs: PairTally, start: np.ndarray, *, prior_sd: float 
             break
         d = design_effect(log, pairs, r, state.inverse, state.variances)
     states = [(r, state, t, 1.0)] if fixed else _spread_mixture(log, pairs, score, games, t, r, state, exact)
-    return Posterior(_components(states, exact), d, None if fixed else (found[0], found[1]))
+    group = groups.labels(all_games)
+    return Posterior(_components(states, exact, groups.sizes(group)), d, group, None if fixed else (found[0], found[1]))
 
 
-def _components(states: list[State], exact: bool) -> tuple[Component, ...]:
-    """Components from (mode, curvature, log tau^2, weight). On the large-board path only the central one
-    is factored exactly; the others scale its factor per bot by their approximate variances' ratio."""
+def _components(states: list[State], exact: bool, sizes: np.ndarray) -> tuple[Component, ...]:
+    """Components from (mode, curvature, log tau^2, weight), each bot's variance relative to its group's mean
+    (``sizes``: its group's size; A has each group's all-ones vector as eigenvector, eigenvalue 1 / tau^2, so
+    that mean has variance and covariance tau^2 / size). On the large-board path only the central one is
+    factored exactly; the others scale its factor per bot by their approximate variances' ratio."""
     n = len(states[0][0])
     _, central, central_t, _ = states[len(states) // 2]
     inverse = central.inverse
     if inverse is None:
         inverse = dense.triangular_inverse(np.linalg.cholesky(central.a))
-    exact_central = (inverse**2).sum(axis=0) - math.exp(central_t) / n
+    exact_central = (inverse**2).sum(axis=0) - math.exp(central_t) / sizes
     out = []
     for r, state, t, weight in states:
         sd = ELO_PER_LOGIT * math.exp(t / 2.0)
         if exact and state.inverse is not None:
-            variances = (state.inverse**2).sum(axis=0) - math.exp(t) / n
+            variances = (state.inverse**2).sum(axis=0) - math.exp(t) / sizes
             out.append(Component(r, variances, sd, weight, state.inverse, np.ones(n)))
         else:
             ratio = state.variances / central.variances
