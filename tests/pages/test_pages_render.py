@@ -38,6 +38,9 @@ def test_leaderboard_shows_rank_ranges_ratings_intervals_games_and_fault_rates(c
     assert 'aria-current="page">3</a>' in page
     assert "Rating" in page and "Fault rate" in page
     assert "Live Elo" not in page  # one headline rating: the fitted one
+    # LOS over the next bot down, as docs/ratings.md lists it (the page had no such column: a user's trial)
+    los = re.findall(r'</td>\s*<td class="num">(–|0\.\d\d|1\.00)</td>\s*<td class="num">\d+</td>', page)
+    assert "LOS next" in page and len(los) == 4 and los[-1] == "–", los
     faulty_row = page[page.index(">faulty</a>"):].split("</tr>")[0]
     assert re.search(r"[1-9][0-9.]*%", faulty_row), "the bot answering illegal actions has a fault rate"
     assert "No rated matches for 4 players yet" in html(client, "/leaderboards/pajarracos?players=4")
