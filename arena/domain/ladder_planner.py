@@ -3,7 +3,8 @@
 Pure: the ratings come in (``Entrant``), tables come out; randomness only from the ``rng`` passed in, so a
 tick is reproducible. The runtime (``arena.services`` ladder scheduler) calls ``choose_tables`` each tick
 with the leaderboard's current fit and each bot's free capacity, and plays every table it gets in all of its
-rotations on one deal (``arena.domain.schedules``' seat and deal balance).
+rotations (``arena.domain.schedules``' seat balance), each on a deal of its own unless the arena shares one
+per table (``arena.services.ladder_tables``).
 
 What a table is worth. Ratings are on the Bradley-Terry logit scale (Elo / ``ELO_PER_LOGIT``); a bot's
 standard deviation ``sd`` is its 95 % interval width / 3.92. For a pair (i, j) with fitted difference ``d``
@@ -98,7 +99,7 @@ class Entrant:
 
 @dataclass(frozen=True)
 class Table:
-    """One table to play: rotation 0's seat order (the runtime plays ``len(bot_ids)`` rotations on one deal)."""
+    """One table to play: rotation 0's seat order (the runtime plays its ``len(bot_ids)`` rotations)."""
 
     bot_ids: tuple[int, ...]
     reason: str  # human-readable why ("placement of X", "uncertain rank of X", "maintenance")
