@@ -104,8 +104,9 @@ def test_each_group_is_centred_on_its_own_mean_and_ranked_within_itself() -> Non
     within its group, the upper end of its range moved down by the other group's bots."""
     group = np.array([0, 1, 0, 1, 1])
     values = np.array([[1.0, 10.0, 3.0, 20.0, 30.0], [5.0, 25.0, 3.0, 20.0, 30.0]])
-    assert groups.centred(values, group).tolist() == [[-1.0, -10.0, 1.0, 0.0, 10.0], [1.0, 0.0, -1.0, -5.0, 5.0]]
-    assert groups.sizes(group).tolist() == [2, 3, 2, 3, 3]
+    plain = 1.0 / np.bincount(group)[group]  # every bot the same weight: each group's plain mean
+    assert reference.centred(values, group, plain).tolist() == [[-1.0, -10.0, 1.0, 0.0, 10.0],
+                                                                [1.0, 0.0, -1.0, -5.0, 5.0]]
     low, high = groups.rank_ranges(values, group, 0.025)
     assert low.tolist() == [1, 2, 1, 2, 1]
     assert high.tolist() == [2 + 3, 3 + 2, 2 + 3, 3 + 2, 1 + 2]
