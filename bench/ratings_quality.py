@@ -12,12 +12,14 @@ so every fitted table can be held against the truth:
   are correlated; each is still a race of the true strengths). Fitted with the deals given and without.
 
 Accuracy is Kendall's tau between fitted and true strengths over all bots of a board (averaged over boards);
-coverage is the share of bots whose true strength, relative to the mean of its group (the fit's anchor: the
-bots a chain of matches links to it, ``arena.ratings.groups``; the pool mean when the board is connected),
-lies inside their 95 % interval. Of ``bench.ratings``' boards, two-player sparse ones are often split (71 of
-100, 9 % of their bots outside the largest group), two-player deal and ladder boards now and then (15 and 3
-of 100), the others never. Bots that never played are in no table and in no mean (the deal boards leave some
-out: their coverage was measured against the mean of every simulated bot until 2026-12).
+coverage is the share of bots whose true strength, relative to its group's reference (the fit's anchor: the
+mean of the bots a chain of matches links to it, ``arena.ratings.groups``, each weighted by the information
+the fit has on it, ``arena.ratings.reference``; the weights are read off the table's own Elo, so they are
+the ones the fit used), lies inside their 95 % interval. Of ``bench.ratings``' boards, two-player sparse
+ones are often split (71 of 100, 9 % of their bots outside the largest group), two-player deal and ladder
+boards now and then (15 and 3 of 100), the others never. Bots that never played are in no table and in no
+reference (the deal boards leave some out: their coverage was measured against the mean of every simulated
+bot until 2026-12). Until 2026-12-05 the reference was the group's plain mean.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from arena.ratings import ELO_PER_LOGIT, MatchOutcome, groups
+from arena.ratings import ELO_PER_LOGIT, MatchOutcome, groups, reference
 from arena.ratings.packed import pack, pair_tally
 
 SPREAD_ELO = 200.0
@@ -114,13 +116,17 @@ def without_deals(log: Sequence[MatchOutcome]) -> list[MatchOutcome]:
     return [MatchOutcome(m.bots, m.ranks, m.kind) for m in log]
 
 
-def true_elo(board: Board) -> dict[str, float]:
-    """Each played bot's true strength as the table's interval reads it: Elo relative to its group's mean."""
+def true_elo(board: Board, table: Sequence) -> dict[str, float]:
+    """Each played bot's true strength as the table's interval reads it: Elo relative to its group's
+    reference, weighted as the fit weighted it (from the table's Elo: the weights depend on differences only)."""
     log = pack(board.log)
     tally = pair_tally(log)
-    group = groups.labels(tally.score + tally.score.T)
+    games = tally.score + tally.score.T
+    group = groups.labels(games)
+    fitted = {row.bot: row.elo / ELO_PER_LOGIT for row in table}
+    weights = reference.weights(games, np.array([fitted[bot] for bot in log.bots]), group)
     strength = np.array([board.strength[bot] for bot in log.bots])
-    relative = groups.centred(strength, group)
+    relative = reference.centred(strength, group, weights)
     return {bot: 1500.0 + ELO_PER_LOGIT * float(x) for bot, x in zip(log.bots, relative, strict=True)}
 
 
@@ -148,7 +154,7 @@ class Score:
         return self.inside[bucket] / self.total[bucket] if self.total.get(bucket) else None
 
     def add(self, board: Board, table: Sequence) -> None:
-        truth = true_elo(board)
+        truth = true_elo(board, table)
         rated = [row for row in table]
         self.taus.append(kendall_tau([row.elo for row in rated], [board.strength[row.bot] for row in rated]))
         for row in rated:

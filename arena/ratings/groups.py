@@ -9,9 +9,9 @@ with about 1,700 matches each went from +-12..16 to +-162 Elo (all of them provi
 played one round robin among themselves, and the new bots were ranked among them with rank ranges drawn
 from that prior, as if they had met them. So:
 
-* each bot's interval is relative to the mean of its own group (on a connected board, the pool mean as
-  before), so it carries no offset to a group it never met (``sizes``, ``centred``); the prior's spread and
-  the design effect are still fitted to the whole board, and a small group moves them little;
+* each bot's interval is relative to a reference within its own group (its mean weighted by each bot's
+  information, ``reference``), so it carries no offset to a group it never met; the prior's spread and the
+  design effect are still fitted to the whole board, and a small group moves them little;
 * ranks between groups are open: a rank range is the range within the bot's group, widened by every bot
   of the other groups, which may be above or below it for all the data know (``rank_ranges``), and the
   likelihood of superiority between bots of different groups is not given.
@@ -39,21 +39,6 @@ def labels(games: np.ndarray) -> np.ndarray:
             break
         root = lower
     return np.unique(root, return_inverse=True)[1].ravel()
-
-
-def sizes(group: np.ndarray) -> np.ndarray:
-    """For every bot, the number of bots in its group."""
-    return np.bincount(group)[group]
-
-
-def centred(values: np.ndarray, group: np.ndarray) -> np.ndarray:
-    """``values`` (... x N) with each group's mean subtracted along the last axis."""
-    if group.max(initial=0) == 0:
-        return values - values.mean(axis=-1, keepdims=True)
-    counts = np.bincount(group)
-    member = np.zeros((len(group), len(counts)))
-    member[np.arange(len(group)), group] = 1.0
-    return values - ((values @ member) / counts)[..., group]
 
 
 def rank_ranges(draws: np.ndarray, group: np.ndarray, tail: float) -> tuple[np.ndarray, np.ndarray]:

@@ -1,10 +1,11 @@
 """One leaderboard (one game, one player count): Arena Elo with posterior intervals, rank ranges and LOS.
 
 * ``elo``: the mode of the Bradley-Terry posterior of the whole log, the prior's spread fitted to the board
-  (``posterior``), pool mean 1500; a group of bots that never met the others by any chain of matches has
-  its own mean at 1500 (``groups``: the data say nothing of its offset).
-* ``elo_low``/``elo_high``: the 95 % (``confidence``) interval of the bot's strength relative to the pool
-  mean (its group's mean, where the board is not connected): the Laplace approximation of the posterior,
+  (``posterior``), the pool's reference at 1500 (``reference``: the mean weighted by each bot's Fisher
+  information, which a newcomer barely moves); a group of bots that never met the others by any chain of
+  matches has its own reference at 1500 (``groups``: the data say nothing of its offset).
+* ``elo_low``/``elo_high``: the 95 % (``confidence``) interval of the bot's strength relative to the
+  reference of its group (the pool, on a connected board): the Laplace approximation of the posterior,
   deals counted as units (``posterior``). It covers the true strength about 95 % of the time for bots with
   1, 2, 5, 20 or 100 matches alike (bench.ratings).
 * ``rank``: competition rank by ``elo`` (equal Elo share the better rank).

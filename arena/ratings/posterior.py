@@ -28,9 +28,10 @@ average over the bots of a board exactly when tau is the spread of their strengt
   for multiplayer races, whose k - 1 pairs per seat (weighted 1 / (k - 1)) carry more than one game's
   information.
 
-Intervals: per bot, the central quantiles of the mixture's marginal for the rating relative to the mean
-of its group (``groups``: the bots linked by a chain of matches; on a connected board, the pool mean), the
-anchor the mode keeps. Rank ranges: percentiles of each bot's rank over joint draws from the posterior (95 %
+Intervals: per bot, the central quantiles of the mixture's marginal for the rating relative to its group's
+reference (``reference``: the mean of the group, the bots linked by a chain of matches (``groups``), each
+weighted by its Fisher information, so a newcomer with one match barely moves it), on which the table's
+modes are centred. Rank ranges: percentiles of each bot's rank over joint draws from the posterior (95 %
 ranges, correlations included). LOS of a bot over the next: Phi(difference / sd of the difference).
 
 The large-board path (``exact=False``) fits the same model but, while it searches tau, approximates A^-1's
@@ -49,7 +50,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from arena.ratings import dense, groups
+from arena.ratings import dense, groups, reference
 from arena.ratings.bradley_terry import ELO_PER_LOGIT
 from arena.ratings.design_effect import design_effect
 from arena.ratings.packed import PackedLog, PairTally
@@ -83,9 +84,10 @@ State = tuple[np.ndarray, "Curvature", float, float]  # mode, curvature, log tau
 
 @dataclass(frozen=True, eq=False)
 class Component:
-    """The Gaussian approximation at one prior spread: mode (logits, mean zero), the variance of each
-    rating relative to the pool mean, the prior's sd (Elo), the weight in the mixture, and a factor for
-    joint draws: ``inverse`` (A^-1 = inverse^T inverse) scaled per bot by ``scale``."""
+    """The Gaussian approximation at one prior spread: mode (logits, each group's reference at zero), the
+    variance of each rating relative to its group's reference (``reference``), the prior's sd (Elo), the
+    weight in the mixture, and a factor for joint draws: ``inverse`` (A^-1 = inverse^T inverse) scaled per
+    bot by ``scale``."""
 
     mode: np.ndarray
     variances: np.ndarray
@@ -102,7 +104,8 @@ class Posterior:
 
     components: tuple[Component, ...]
     design_effect: float
-    group: np.ndarray  # each bot's comparison group (``groups.labels``): its interval's anchor
+    group: np.ndarray  # each bot's comparison group (``groups.labels``)
+    weights: np.ndarray  # each bot's weight in its group's reference (``reference.weights``): its interval's anchor
     spreads: tuple[float, float] | None = None  # log tau^2 found by the untempered and the tempered search
 
     @property
@@ -118,7 +121,7 @@ class Posterior:
         return self.central.prior_sd
 
     def intervals(self, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-        """Per bot, the central ``confidence`` interval of the mixture's marginal (logits, pool mean 0)."""
+        """Per bot, the central ``confidence`` interval of the mixture's marginal (logits, reference 0)."""
         tail = (1.0 - confidence) / 2.0
         means = np.array([c.mode for c in self.components])
         sds = np.sqrt(np.maximum(np.array([c.variances for c in self.components]), 1e-300))
@@ -150,7 +153,7 @@ class Posterior:
         return (weights * (np.array(variances) + (np.array(means) - mean) ** 2)).sum(axis=0)
 
     def draws(self, gen: np.random.Generator, count: int) -> np.ndarray:
-        """count x n joint draws from the mixture, each group made mean zero like the fit."""
+        """count x n joint draws from the mixture, each group's reference at zero like the modes."""
         n = len(self.mode)
         weights = np.array([c.weight for c in self.components])
         which = gen.choice(len(self.components), size=count, p=weights / weights.sum())
@@ -159,7 +162,7 @@ class Posterior:
         for k, c in enumerate(self.components):
             chosen = which == k
             samples[chosen] = (c.inverse.T @ z[:, chosen]).T * c.scale + c.mode
-        return groups.centred(samples, self.group)
+        return reference.centred(samples, self.group, self.weights)
 
 
 _erf = np.vectorize(math.erf, otypes=[float])
@@ -266,29 +269,33 @@ def fit(log: PackedLog, pairs: PairTally, start: np.ndarray, *, prior_sd: float 
         d = design_effect(log, pairs, r, state.inverse, state.variances)
     states = [(r, state, t, 1.0)] if fixed else _spread_mixture(log, pairs, score, games, t, r, state, exact)
     group = groups.labels(all_games)
-    return Posterior(_components(states, exact, groups.sizes(group)), d, group, None if fixed else (found[0], found[1]))
+    weights = reference.weights(all_games, states[len(states) // 2][0], group)
+    return Posterior(_components(states, exact, group, weights), d, group, weights,
+                     None if fixed else (found[0], found[1]))
 
 
-def _components(states: list[State], exact: bool, sizes: np.ndarray) -> tuple[Component, ...]:
-    """Components from (mode, curvature, log tau^2, weight), each bot's variance relative to its group's mean
-    (``sizes``: its group's size; A has each group's all-ones vector as eigenvector, eigenvalue 1 / tau^2, so
-    that mean has variance and covariance tau^2 / size). On the large-board path only the central one is
-    factored exactly; the others scale its factor per bot by their approximate variances' ratio."""
+def _components(states: list[State], exact: bool, group: np.ndarray, weights: np.ndarray,
+                ) -> tuple[Component, ...]:
+    """Components from (mode, curvature, log tau^2, weight): modes and each bot's variance relative to its
+    group's reference (``weights``: the same for every component, so the mixture is of one quantity). On the
+    large-board path only the central one is factored exactly; the others scale its factor per bot by their
+    approximate variances' ratio."""
     n = len(states[0][0])
-    _, central, central_t, _ = states[len(states) // 2]
+    _, central, _, _ = states[len(states) // 2]
     inverse = central.inverse
     if inverse is None:
         inverse = dense.triangular_inverse(np.linalg.cholesky(central.a))
-    exact_central = (inverse**2).sum(axis=0) - math.exp(central_t) / sizes
+    exact_central = reference.relative_variances(inverse, group, weights)
     out = []
     for r, state, t, weight in states:
+        mode = reference.centred(r, group, weights)
         sd = ELO_PER_LOGIT * math.exp(t / 2.0)
         if exact and state.inverse is not None:
-            variances = (state.inverse**2).sum(axis=0) - math.exp(t) / sizes
-            out.append(Component(r, variances, sd, weight, state.inverse, np.ones(n)))
+            variances = reference.relative_variances(state.inverse, group, weights)
+            out.append(Component(mode, variances, sd, weight, state.inverse, np.ones(n)))
         else:
             ratio = state.variances / central.variances
-            out.append(Component(r, exact_central * ratio, sd, weight, inverse, np.sqrt(ratio)))
+            out.append(Component(mode, exact_central * ratio, sd, weight, inverse, np.sqrt(ratio)))
     return tuple(out)
 
 

@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from arena.ratings import ONE_LOSER, RANKED, MatchOutcome, groups, leaderboard, posterior
+from arena.ratings import ONE_LOSER, RANKED, MatchOutcome, groups, leaderboard, posterior, reference
 from arena.ratings.bradley_terry import ELO_PER_LOGIT
 from arena.ratings.leaderboard import canonical_log
 from arena.ratings.packed import pack, pair_tally
@@ -104,8 +104,9 @@ def test_each_group_is_centred_on_its_own_mean_and_ranked_within_itself() -> Non
     within its group, the upper end of its range moved down by the other group's bots."""
     group = np.array([0, 1, 0, 1, 1])
     values = np.array([[1.0, 10.0, 3.0, 20.0, 30.0], [5.0, 25.0, 3.0, 20.0, 30.0]])
-    assert groups.centred(values, group).tolist() == [[-1.0, -10.0, 1.0, 0.0, 10.0], [1.0, 0.0, -1.0, -5.0, 5.0]]
-    assert groups.sizes(group).tolist() == [2, 3, 2, 3, 3]
+    plain = 1.0 / np.bincount(group)[group]  # every bot the same weight: each group's plain mean
+    assert reference.centred(values, group, plain).tolist() == [[-1.0, -10.0, 1.0, 0.0, 10.0],
+                                                                [1.0, 0.0, -1.0, -5.0, 5.0]]
     low, high = groups.rank_ranges(values, group, 0.025)
     assert low.tolist() == [1, 2, 1, 2, 1]
     assert high.tolist() == [2 + 3, 3 + 2, 2 + 3, 3 + 2, 1 + 2]
@@ -113,8 +114,11 @@ def test_each_group_is_centred_on_its_own_mean_and_ranked_within_itself() -> Non
     assert groups.rank_ranges(values, one, 0.025)[1].tolist() == [5, 3, 5, 3, 1]
 
 
-def test_the_posterior_mode_is_already_centred_on_each_group() -> None:
-    """The prior is the only force on a group's mean, so the fit puts every group's mean at 1500: the
-    anchor the intervals are now read against is the one the ratings always had."""
+def test_the_posterior_mode_is_centred_on_each_groups_reference() -> None:
+    """The prior is the only force on a group's mean, so every group is fitted apart; the table then puts
+    each group's reference (its information-weighted mean, ``reference``) at 1500: weights summing to 1 per
+    group, the two groups' modes each centred on their own."""
     fit = fitted([*settled_board(3, 200), *round_robin()], exact=True)
-    assert np.abs(groups.centred(fit.mode, fit.group) - fit.mode).max() < 1e-9
+    assert np.bincount(fit.group, weights=fit.weights).tolist() == pytest.approx([1.0, 1.0])
+    assert np.abs(reference.centred(fit.mode, fit.group, fit.weights) - fit.mode).max() < 1e-9
+    assert np.abs(np.bincount(fit.group, weights=fit.weights * fit.mode)).max() < 1e-9

@@ -35,11 +35,14 @@ def test_the_table_is_consistent() -> None:
     fitted = fitted_posterior(log)  # the pure-Python fit of the tempered log with the fitted prior
     tempered = [[x / fitted.design_effect for x in row] for row in counts.score]
     elo = dict(zip(counts.bots, to_elo(fit_logits(tempered, precision_for(fitted.prior_sd))), strict=True))
+    # the pure fit's pool mean is 1500; the table's is its reference, the information-weighted mean
+    weight = dict(zip(pack(canonical_log(log)).bots, fitted.weights.tolist(), strict=True))
+    reference = sum(weight[bot] * (elo[bot] - 1500.0) for bot in elo)
     assert [row.rank for row in table] == sorted(row.rank for row in table)
     assert [row.elo for row in table] == sorted((row.elo for row in table), reverse=True)
     for row in table:
         i = counts.bots.index(row.bot)
-        assert row.elo == pytest.approx(elo[row.bot], abs=1e-6)
+        assert row.elo == pytest.approx(elo[row.bot] - reference, abs=1e-6)
         assert (row.games, row.wins, row.draws, row.losses) == (
             counts.games[i], counts.wins[i], counts.draws[i], counts.losses[i]
         )
