@@ -77,8 +77,8 @@ def _line(data: dict[str, Any]) -> str:
     state = data["status"] + (f" ({data['paused_reason']})" if data["paused_reason"] else "")
     tuned = ", ".join(f"{k}={v}" for k, v in sorted(data["overrides"].items())) or "arena defaults"
     # the pages' words: an empty ladder read "placing/settling" here and "waiting for bots" on its page
-    table = ("settled" if data["settled"] else f"waiting for bots (a table needs {data['players']})"
-             if data["waiting"] else "placing and settling")
+    table = ("settled" if data["settled"] else f"waiting for bots (a table needs {data['players']} of different "
+             f"owners)" if data["waiting"] else "placing and settling")
     return (f"#{data['id']} {board_label(data['game'], data['players'])}: {state}; "
             f"{table}; {data['bots']} bot(s), "
             f"{data['provisional']} provisional; {data['matches_per_hour']} matches in the last hour, "

@@ -198,6 +198,21 @@ def _erfc(x: np.ndarray) -> np.ndarray:
     return np.vectorize(math.erfc, otypes=[float])(x)
 
 
+def table_room(entrants: Sequence[Entrant], players: int) -> int:
+    """How many tables of ``players`` the entrants' free slots fill at once with no two bots of one owner at a
+    table: the largest t with sum over owners of min(owner's free slots, t) >= players * t (the arena's own
+    bots count one by one). What a ladder may ask for: counting free seats alone, a ladder of one owner's
+    bots asked for tables it could never form and took the arena's spare room every tick."""
+    free: dict[Hashable, int] = {}
+    for e in entrants:
+        unit = e.owner if e.owner is not None else ("bot", e.bot_id)
+        free[unit] = free.get(unit, 0) + max(0, e.free_slots)
+    t = sum(free.values()) // players if players > 0 else 0
+    while t > 0 and sum(min(slots, t) for slots in free.values()) < players * t:
+        t -= 1
+    return t
+
+
 def choose_tables(entrants: Sequence[Entrant], players: int, slots: int,
                   recent: Mapping[tuple[int, int], int], rng: random.Random,
                   was_settled: bool = False) -> list[Table]:

@@ -31,13 +31,15 @@ from arena.composition import Context
 from arena.domain.ladder_planner import Table
 from arena.runtime.queue import LADDER_LOCK, MatchQueue
 from arena.services import probation
-from arena.services.bot_events import NewsCursor, news_since, news_start
+from arena.services.bot_news import NewsCursor, news_since, news_start
 from arena.services.ladder_scheduler import TickReport, tick
 from arena.services.ladders import ensure_ladders, ladder_names
 from arena.services.reconcile import reconcile_ladders
 from arena.storage.models import Bot, utcnow
+from referee.faults import printable
 
 log = logging.getLogger("arena.ladder")
+MAX_LINE = 1000  # characters of one terminal line
 RECHECK_EVERY_S = 5.0  # how often bots on probation whose back-off is over are health-checked
 
 
@@ -56,7 +58,10 @@ class LadderRunner:
             raise SystemExit("the ladder scheduler needs Redis: set ARENA_REDIS_URL")
         self.context = context
         self.queue: MatchQueue = context.queue
-        self.say = say or (lambda line: print(f"ladder {time.strftime('%H:%M:%S')}: {line}", flush=True))
+        raw = say or (lambda line: print(f"ladder {time.strftime('%H:%M:%S')}: {line}", flush=True))
+        # every line printable, on one line: owners' words (a pause reason) and bots' (a health check's problems)
+        # reach this terminal; a newline or an escape sequence forged lines or cleared the screen (a review)
+        self.say = lambda line: raw(printable(line, MAX_LINE))
         self.rng = rng or random.Random()
         self.tick_s = context.settings.ladder_tick_ms / 1000
         self.lock_s = max(3.0, 3 * self.tick_s)
@@ -131,11 +136,13 @@ class LadderRunner:
             told = {b for _ladder, table in report.placements for b in table.bot_ids}
             told |= {paused.bot_id for paused in report.probation}
             bots = bot_names(session, told)
-            news: list[str] = []
+            news = None
             if self.news is not None:
                 self.news, news = news_since(session, self.news)
-        for line in news:
-            self.say(line)
+        if news is not None:
+            self.told_waiting -= news.awaiting  # a new wait for a restart: told again when it lasts
+            for line in news.lines:
+                self.say(line)
         for match_id in report.cancelled:
             self.queue.cancel(match_id)
         for match_id in report.release:  # after the commit: a worker must find the row QUEUED

@@ -3,16 +3,15 @@ versions, retirement, secret rotated, capacity. Written in the transaction of th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from arena.services import ladder_wake
-from arena.storage.models import Account, Bot, BotEvent, utcnow
+from arena.storage.models import Bot, BotEvent, utcnow
 
 
 class BotEventKind(StrEnum):
@@ -98,62 +97,6 @@ def event_json(event: BotEvent, owner_view: bool) -> dict[str, Any]:
     words = _WORDS.get(kind, event.kind) if kind is not None else event.kind
     return {"id": event.id, "kind": event.kind, "summary": _summary(words, detail), "detail": detail,
             "created_at": iso(event.created_at)}
-
-
-# what the scheduler's terminal tells of a bot's log: what its owner did, and a new bot's wait; probation's own
-# lines (``probation.Recheck.line``, the tick's report) already tell re-checks, strikes and their resumes
-_TOLD = {BotEventKind.PAUSED, BotEventKind.RESUMED, BotEventKind.RETIRED, BotEventKind.VERSION_PUBLISHED,
-         BotEventKind.SECRET_ROTATED, BotEventKind.CAPACITY, BotEventKind.URL_MOVED, BotEventKind.AWAITING_SECRET}
-
-
-@dataclass(frozen=True)
-class NewsCursor:
-    """Where the terminal's news goes on from: the last bot and the last event told."""
-
-    bot_id: int = 0
-    event_id: int = 0
-
-
-def news_start(session: Session) -> NewsCursor:
-    """The news starts now: what came before a scheduler took over is not told again."""
-    return NewsCursor(session.scalar(select(func.max(Bot.id))) or 0, session.scalar(select(func.max(BotEvent.id))) or 0)
-
-
-def news_since(session: Session, cursor: NewsCursor, limit: int = 200) -> tuple[NewsCursor, list[str]]:
-    """The terminal's lines for the bots submitted and the bots' events after ``cursor`` (oldest first), and the
-    cursor to go on from.
-
-    Submissions, owners' pauses, resumes, versions, retirements, secret rotations and new URLs (without the
-    URLs: the terminal may be watched by others than the operator) happen in the web app's process, whose
-    terminal shows only requests; the scheduler's terminal is where an operator watches the ladder."""
-    bots = session.execute(select(Bot.id, Bot.name, Bot.game, Account.name, Bot.lineage_id)
-                           .join(Account, Account.id == Bot.owner_id)
-                           .where(Bot.id > cursor.bot_id).order_by(Bot.id).limit(limit)).all()
-    lines = [f"bot {name} ({game}) submitted by {owner}" for _id, name, game, owner, lineage in bots
-             if lineage is None]  # a new version is told by its own event
-    events = session.execute(select(BotEvent, Bot.name, Bot.game).join(Bot, Bot.id == BotEvent.bot_id)
-                             .where(BotEvent.id > cursor.event_id).order_by(BotEvent.id).limit(limit)).all()
-    lines += [line for event, name, game in events if (line := news_line(event, name, game)) is not None]
-    return NewsCursor(bots[-1][0] if bots else cursor.bot_id, events[-1][0].id if events else cursor.event_id), lines
-
-
-def news_line(event: BotEvent, name: str, game: str) -> str | None:
-    """``bot pp-mine (piranha-pedro): paused by its owner``; None for what other lines tell."""
-    kind = BotEventKind(event.kind) if event.kind in BotEventKind._value2member_map_ else None
-    detail = event.detail or {}
-    if kind not in _TOLD or (kind == BotEventKind.RESUMED and detail.get("by") != "owner"):
-        return None
-    if kind == BotEventKind.RESUMED:
-        summary = "resumed by its owner: on the ladder"
-    elif kind == BotEventKind.URL_MOVED:
-        summary = "moved to a new URL (same version, same rating)"
-    elif kind == BotEventKind.AWAITING_SECRET:
-        until = datetime.fromisoformat(detail["until"]).strftime("%H:%M:%S UTC")
-        summary = (f"given a signing secret: off the ladder until its owner restarts it with it (looked at from "
-                   f"{until}, or at once when its owner resumes it)")
-    else:
-        summary = event_json(event, owner_view=False)["summary"]
-    return f"bot {name} ({game}): {summary}"
 
 
 def _summary(words: str, detail: dict[str, Any]) -> str:

@@ -42,6 +42,8 @@ def pause(session: Session, bot_id: int, account: Account, reason: Any = None) -
     if reason is not None and not isinstance(reason, str):
         raise Invalid("reason must be a string")
     text = (reason or "").strip()[:MAX_REASON] or None
+    if text is not None and not text.isprintable():  # a line break or an escape would forge lines elsewhere
+        raise Invalid("reason must be one line of printable text")
     if bot.paused_by == PausedBy.OWNER and bot.paused_reason == text:
         return bot
     bot.paused_by, bot.paused_reason, bot.recheck_at = PausedBy.OWNER, text, None

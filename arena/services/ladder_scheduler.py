@@ -36,6 +36,7 @@ from arena.domain.ladder_planner import (
     pair_key,
     placing,
     share_slots,
+    table_room,
 )
 from arena.services import ladder_tables, probation
 from arena.services.bot_owner import effective_capacity as capacity
@@ -199,8 +200,7 @@ def _plan(session: Session, settings: Settings, deal_key: bytes, rng: random.Ran
         if hour_room > 0:
             entrants = _place_newcomers(session, settings, deal_key, rng, now, ladder, entrants, bots, load, report)
         tuned = effective_settings(ladder, settings)
-        free_seats = sum(e.free_slots for e in entrants)
-        want = min(free_seats // ladder.players,
+        want = min(table_room(entrants, ladder.players),  # the owner rule counted: no table it cannot form
                    max(0, tuned["per_hour"] - last_hour.get(ladder.id, 0)) // ladder.players,
                    max(0, hour_room) // ladder.players)
         # a settled board plays at the maintenance rate, evenly spaced; while a bot is being placed on it,

@@ -151,9 +151,13 @@ def ladder_state(session: Session, ladder: Ladder) -> dict[str, Any]:
         select(func.count().filter(Rating.provisional.is_(True)), func.count())
         .where(Rating.game == ladder.game, Rating.players == ladder.players)).one()
     fit = session.get(LeaderboardFit, (ladder.game, ladder.players))
-    bots = session.scalar(select(func.count()).select_from(Bot).where(
+    on = session.execute(select(Bot.id, Bot.owner_id, Account.is_admin).join(Account, Account.id == Bot.owner_id).where(
         Bot.game == ladder.game, Bot.status == BotStatus.ACTIVE, Bot.paused_by.is_(None),
-        Bot.retired_at.is_(None))) or 0
+        Bot.retired_at.is_(None))).all()
+    bots = len(on)
+    # two bots of one owner never share a table (ladder_planner): a table needs bots of ``players`` owners, the
+    # arena's own bots counting one by one. One owner's four bots waited for ever, the page saying "full rate"
+    owners = len({owner for _id, owner, admin in on if not admin}) + sum(1 for _id, _owner, admin in on if admin)
     return {
         "id": ladder.id, "game": ladder.game, "players": ladder.players, "status": ladder.status,
         "paused_reason": ladder.paused_reason, "tables": ladder.tables,
@@ -162,7 +166,8 @@ def ladder_state(session: Session, ladder: Ladder) -> dict[str, Any]:
         "last_scheduled_at": ladder.last_scheduled_at.isoformat() if ladder.last_scheduled_at else None,
         "matches_per_hour": matches_per_hour(session, ladder.id),
         "rated": rated or 0, "provisional": provisional or 0, "bots": bots,
-        "waiting": bots < ladder.players,  # too few bots for a table: nothing to place or settle yet
+        "owners": owners,
+        "waiting": owners < ladder.players,  # no table possible: nothing to place or settle yet
         "refitted_at": fit.updated_at.isoformat() if fit else None,
     }
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from sqlalchemy import select
 
 from arena.composition import Context
 from arena.runtime.ladder_runner import LadderRunner
 from arena.services import probation
-from arena.storage.models import Bot
+from arena.storage.models import Bot, BotEvent
 from arena.web import create_app
 from tests.arena.helpers import auth, token_for
 from tests.arena.owner_fakes import FakeHealth
@@ -63,7 +64,9 @@ def test_regression_the_schedulers_terminal_was_silent_on_what_owners_do(held_co
     assert client.post(f"{path}/capacity", json={"capacity": 2}, headers=headers).status_code == 200
     assert client.patch(path, json={"url": "http://127.0.0.1:9003"}, headers=headers).status_code == 200
     assert client.post(f"{path}/secret", headers=headers).status_code == 200
+    runner.told_waiting.add(bot["id"])  # told of its first wait: a new secret is a new wait, told again
     runner.tick_once()
+    assert bot["id"] not in runner.told_waiting
     assert said[:6] == [
         "bot pedro (piranha-pedro): resumed by its owner: on the ladder",
         "bot pedro (piranha-pedro): paused by its owner: rebuilding",
@@ -99,3 +102,41 @@ def test_a_resume_by_a_recheck_is_told_once_by_its_own_line_with_the_bots_name(h
     assert [r.line("pedro") for r in results] == ["bot pedro restarted with its secret: on the ladder"]
     runner.tick_once()
     assert not any("resumed" in line or "on the ladder" in line for line in said)
+
+
+def test_regression_an_owners_words_forged_lines_on_the_operators_terminal(held_context) -> None:
+    """A review: a pause reason "ok\\n2026-... ladder: bot house-1 retired...\\x1b[2J" reached the scheduler's
+    terminal as typed, so an owner could fake the arena's own lines or clear the screen. A reason must be one
+    printable line, and every line the scheduler says is made printable (a health check's problems quote bots)."""
+    client = create_app(context=replace(held_context, health_check=FakeHealth())).test_client()
+    headers = auth(token_for(held_context, "alice"))
+    bot = client.post("/api/bots", json={"name": "pedro", "url": "http://127.0.0.1:9002", "game": "piranha-pedro"},
+                      headers=headers).get_json()
+    forged = client.post(f"/api/bots/{bot['id']}/pause", json={"reason": "ok\nladder 10:00:00: bot x retired\x1b[2J"},
+                         headers=headers)
+    assert forged.status_code == 422 and "one line of printable text" in forged.get_json()["error"]
+    runner, said = _runner(held_context)
+    runner.say("bot pedro failed: GET /: a\nb\x1b[2J")
+    assert said == ["bot pedro failed: GET /: a\ufffdb\ufffd[2J"]
+
+
+def test_regression_news_committed_out_of_id_order_was_never_told(context) -> None:
+    """A review: the news went on from the newest id it had told, but ids are handed out before their
+    transaction commits (PostgreSQL), so a pause committed just after a newer event was never told. It looks
+    ``LOOKBACK`` ids back and skips what it told already."""
+    from arena.services.bot_news import NewsCursor, news_since
+    from arena.services.bot_owner import pause
+    from tests.arena.owner_fakes import account, owner_with_bot
+
+    owner, bot_id = owner_with_bot(context.db)
+    with context.db.session() as session:
+        pause(session, bot_id, account(context.db, owner), "first")
+    with context.db.session() as session:
+        pause(session, bot_id, account(context.db, owner), "second")
+    with context.db.session(readonly=True) as session:
+        first, second = sorted(session.scalars(select(BotEvent.id)))
+        # as if "second" had been read while "first" was still uncommitted
+        cursor, news = news_since(session, NewsCursor(bot_id, second, frozenset({bot_id}), frozenset({second})))
+        assert news.lines == ["bot pedro (piranha-pedro): paused by its owner: first"]
+        assert cursor.event_id == second and first in cursor.told_events
+        assert news_since(session, cursor)[1].lines == []  # told once

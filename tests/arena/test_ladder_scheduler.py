@@ -552,3 +552,33 @@ def test_the_scheduler_never_seats_two_bots_of_one_owner_but_the_arenas_own_may_
     with context.db.session(readonly=True) as session:
         owners = [session.get(Bot, b).owner_id for b in seated]
     assert owners.count(mallory.id) == 1 and owners.count(house.id) == 2
+
+
+def test_regression_a_ladder_of_one_owners_bots_took_the_arenas_last_table_every_tick(context, ladder_settings) -> None:
+    """A review: a ladder whose bots all belong to one owner asked for tables by its free seats, never formed
+    one (the owner rule), and, never having played, won ``share_slots``' spare room every tick: with room for
+    one table in flight the other ladder got one table, then nothing. And its page said "placing and settling:
+    full rate" for ever; it now says it waits for bots of other owners."""
+    from arena.services.ladders import ladder_state
+
+    settings = replace(ladder_settings, ladder_in_flight=1)
+    with context.db.session() as session:
+        mallory, _ = create_account(session, "mallory")
+        session.add_all([Bot(owner_id=mallory.id, name=f"m{i}", url=f"http://127.0.0.1:1/m{i}", game=GAME,
+                             secret="s", info={}) for i in range(4)])
+    others = _bots(context, 3, game="pajarracos")
+    with context.db.session() as session:
+        for i, bot_id in enumerate(others):  # rated and provisional: the ladder wants tables at its full rate
+            session.add(Rating(game="pajarracos", players=3, bot_id=bot_id, elo=1500.0 + i, elo_low=1000.0 + i,
+                               elo_high=2000.0 + i, rank_low=1, rank_high=3, games=30, provisional=True))
+    made = []
+    for n in range(5):
+        made.append(_tick(context, settings, seed=n).tables)
+        _finish(context, [m.id for m in _matches(context, "pajarracos")
+                          if m.status in (MatchStatus.QUEUED, MatchStatus.SCHEDULED)])
+    assert made == [1] * 5, made
+    assert _matches(context) == []  # mallory's bots never at one table
+    with context.db.session(readonly=True) as session:
+        states = {ladder.game: ladder_state(session, ladder) for ladder in session.scalars(select(Ladder))}
+    assert states[GAME]["waiting"] and states[GAME]["bots"] == 4 and states[GAME]["owners"] == 1
+    assert not states["pajarracos"]["waiting"]

@@ -100,7 +100,7 @@ def test_arena_ladder_cli_lists_pauses_tunes_and_resumes(tmp_path, settings) -> 
     listed = arena("list")
     assert listed.returncode == 0 and "piranha-pedro, 4 players" in listed.stdout, listed.stderr
     # an empty ladder in the pages' words (it read "placing/settling" here, "waiting for bots" on its page)
-    assert "waiting for bots (a table needs 4); 0 bot(s)" in listed.stdout, listed.stdout
+    assert "waiting for bots (a table needs 4 of different owners); 0 bot(s)" in listed.stdout, listed.stdout
     ladder_id = listed.stdout.split("#", 1)[1].split(" ", 1)[0]
     assert "paused (lunch)" in arena("pause", ladder_id, "--reason", "lunch").stdout
     assert "per_hour=60" in arena("tune", ladder_id, "--per-hour", "60").stdout

@@ -283,3 +283,19 @@ def test_regression_one_owners_bots_sat_at_one_table_and_pooled_their_hands() ->
                          rng=random.Random(1)) == []  # no table for mallory's bots but with each other
     house = [replace(settled(i, 1500.0 + 10 * i), owner=None) for i in range(3)]
     assert len(choose_tables(house, players=3, slots=1, recent={}, rng=random.Random(1))) == 1
+
+
+def test_table_room_counts_what_the_owner_rule_lets_the_free_slots_fill() -> None:
+    from dataclasses import replace
+
+    from arena.domain.ladder_planner import table_room
+
+    def bots(owner, count: int, free: int = 1) -> list[Entrant]:
+        return [replace(settled(hash((owner, i)) % 10_000, 1500.0, free=free), owner=owner) for i in range(count)]
+
+    assert table_room(bots("mallory", 6), 3) == 0  # one owner: no table at all
+    assert table_room(bots("a", 2) + bots("b", 1), 3) == 0  # two owners: no table of three
+    assert table_room(bots("a", 4) + bots("b", 2) + bots("c", 2), 3) == 2
+    assert table_room(bots("a", 6) + bots("b", 1) + bots("c", 1), 3) == 1  # each table needs a b and a c
+    assert table_room(bots(None, 6), 3) == 2  # the arena's own bots count one by one
+    assert table_room(bots("a", 1, free=4) + bots("b", 1, free=4) + bots("c", 1, free=2), 3) == 2
