@@ -240,19 +240,27 @@ def fit(log: PackedLog, pairs: PairTally, precision: float, start: np.ndarray, g
         else:
             if value is None:
                 value = _objective(score, p, r, precision)
-            for _ in range(MAX_HALVINGS):
-                trial = r + scale * step
-                trial_p = _probabilities(trial)
-                trial_value = _objective(score, trial_p, trial, precision)
-                if trial_value >= value - 1e-12 * abs(value):
-                    break
-                scale /= 2.0
-            r, p, value = trial, trial_p, trial_value
+            r, p, value, scale = _damped(score, r, step, value, precision)
         size *= scale
         if size < STEP_TOLERANCE and scale == 1.0 and (near or not sampling):
             return r - r.mean(), samples + (r - r.mean())
         near = scale == 1.0 and size < NEAR
     raise ArithmeticError("Bradley-Terry fit did not converge")
+
+
+def _damped(score: np.ndarray, r: np.ndarray, step: np.ndarray, value: float,
+            precision: float) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """The step halved until the objective does not fall (both Newton paths): the new ratings, their
+    probabilities, the objective there and the scale taken."""
+    scale = 1.0
+    for _ in range(MAX_HALVINGS):
+        trial = r + scale * step
+        trial_p = _probabilities(trial)
+        trial_value = _objective(score, trial_p, trial, precision)
+        if trial_value >= value - 1e-12 * abs(value):
+            break
+        scale /= 2.0
+    return trial, trial_p, trial_value, scale
 
 
 def newton(score: np.ndarray, precision: float, start: np.ndarray) -> np.ndarray:
@@ -265,15 +273,7 @@ def newton(score: np.ndarray, precision: float, start: np.ndarray) -> np.ndarray
     for _ in range(MAX_ITERATIONS):
         grad, a = _gradient_hessian(score, games, won, p, r, precision)
         step = np.linalg.solve(a, grad)
-        scale = 1.0
-        for _ in range(MAX_HALVINGS):
-            trial = r + scale * step
-            trial_p = _probabilities(trial)
-            trial_value = _objective(score, trial_p, trial, precision)
-            if trial_value >= value - 1e-12 * abs(value):
-                break
-            scale /= 2.0
-        r, p, value = trial, trial_p, trial_value
+        r, p, value, scale = _damped(score, r, step, value, precision)
         if float(np.abs(step).max(initial=0.0)) * scale < EXACT_TOLERANCE:
             return r - r.mean()
     raise ArithmeticError("Bradley-Terry fit did not converge")
