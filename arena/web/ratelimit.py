@@ -8,6 +8,9 @@ and by client address otherwise; sign-up always by address.
 
 from __future__ import annotations
 
+import time
+from datetime import UTC, datetime
+
 from flask import Flask, current_app
 from flask_limiter import Limiter
 
@@ -56,9 +59,6 @@ tournament_limit = limiter.shared_limit(tournament_rate, scope="tournament-creat
 
 def retry_in() -> str:
     """When the limit just hit lets the caller try again, in words ("in 12 minutes, at 14:05 UTC")."""
-    import time
-    from datetime import UTC, datetime
-
     current = limiter.current_limit
     if current is None:
         return "later"

@@ -35,7 +35,7 @@ def service_error(exc: ServiceError) -> tuple[str, int]:
 
 @pages.errorhandler(RateLimitExceeded)
 def rate_limited(exc: RateLimitExceeded) -> tuple[str, int]:
-    return error_page(429, f"Too many at once: the limit is {exc.description}. Try again {retry_in()}.")
+    return error_page(429, f"Too many requests: the limit is {exc.description}. Try again {retry_in()}.")
 
 
 @pages.errorhandler(HTTPException)
