@@ -29,9 +29,10 @@ def _when(moment: datetime | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC") if moment is not None else "soon"
 
 
-def ladder_state(bot: Any, rating: Any | None) -> BotLadderState:
+def ladder_state(bot: Any, rating: Any | None, no_table: str | None = None) -> BotLadderState:
     """``bot``: ``retired_at``, ``paused_by`` ("owner" | "probation" | "new_secret" | None), ``paused_reason``,
-    ``recheck_at``, ``status``; ``rating``: its leaderboard row (``provisional``, ``games``) or None."""
+    ``recheck_at``, ``status``; ``rating``: its leaderboard row (``provisional``, ``games``) or None;
+    ``no_table``: why no ladder can seat it yet, if that is so."""
     if bot.retired_at is not None:
         return BotLadderState(LadderState.RETIRED,
                               f"retired on {_when(bot.retired_at)}: it keeps its page, matches and last rating")
@@ -53,7 +54,8 @@ def ladder_state(bot: Any, rating: Any | None) -> BotLadderState:
     if bot.status != "active":
         return BotLadderState(LadderState.PAUSED, "disabled by its owner")
     if rating is None:
-        return BotLadderState(LadderState.PLACING, "waiting for its first rated match")
+        return BotLadderState(LadderState.PLACING, "waiting for its first rated match"
+                              + (f": {no_table}" if no_table else ""))
     if rating.provisional:
         played = rating.games
         # not "placing: ...": the pages show the state beside the reason ("[placing] placing: 3 rated ...")

@@ -14,6 +14,7 @@ from arena.services import bot_events
 from arena.services.bot_owner import effective_capacity
 from arena.services.bot_versions import lineage_of, versions
 from arena.services.bots import bot_json
+from arena.services.ladders import no_table_yet
 from arena.storage.models import Account, Bot, Fault, Ladder, LiveRating, Match, MatchSeat, Rating
 
 RECENT_FAULTS = 5
@@ -32,7 +33,8 @@ def _main_ratings(session: Session, bot_ids: list[int]) -> dict[int, Rating]:
 
 
 def status(session: Session, bot: Bot) -> BotLadderState:
-    return ladder_state(bot, _main_ratings(session, [bot.id]).get(bot.id))
+    rating = _main_ratings(session, [bot.id]).get(bot.id)
+    return ladder_state(bot, rating, no_table_yet(session, bot) if rating is None else None)
 
 
 def rating_json(rating: Rating | None) -> dict[str, Any] | None:
@@ -68,7 +70,8 @@ def events_json(session: Session, bot: Bot, owner_view: bool, limit: int = 30) -
 def bot_detail(session: Session, bot: Bot, viewer: Account | None) -> dict[str, Any]:
     """``GET /api/bots/<id>``: the bot, its ladder state and rating, and its versions."""
     rating = _main_ratings(session, [bot.id]).get(bot.id)
-    return bot_json(bot, viewer) | {"ladder": ladder_state(bot, rating).to_json(), "rating": rating_json(rating),
+    state = ladder_state(bot, rating, no_table_yet(session, bot) if rating is None else None)
+    return bot_json(bot, viewer) | {"ladder": state.to_json(), "rating": rating_json(rating),
                                     "versions": versions_json(session, bot)}
 
 
@@ -95,7 +98,8 @@ def owner_bots(session: Session, account: Account, settings: Settings) -> list[d
     for b in bots:
         rating = ratings.get(b.id)
         rows.append(bot_json(b, account) | {
-            "ladder": ladder_state(b, rating).to_json(), "rating": rating_json(rating), "faults": faults[b.id],
+            "ladder": ladder_state(b, rating, no_table_yet(session, b) if rating is None else None).to_json(),
+            "rating": rating_json(rating), "faults": faults[b.id],
             "newest": b.version == newest[lineage_of(b)], "effective_capacity": effective_capacity(b, settings),
             "max_capacity": settings.ladder_max_capacity})
     rows.sort(key=lambda r: (not r["newest"], r["retired_at"] is not None, r["name"].lower(), -r["version_number"]))

@@ -144,6 +144,28 @@ def matches_per_hour(session: Session, ladder_id: int) -> int:
         Match.status.in_([MatchStatus.SEALED, MatchStatus.FINISHED, MatchStatus.VOID]))) or 0
 
 
+def bots_and_owners(session: Session, game: str) -> tuple[int, int]:
+    """The game's bots on the ladder, and how many owners they have, the arena's own bots counting one by one.
+    Two bots of one owner never share a table (``ladder_planner``): a table needs bots of ``players`` owners.
+    One owner's four bots waited for ever, their ladder's page saying "full rate"."""
+    on = session.execute(select(Bot.owner_id, Account.is_admin).join(Account, Account.id == Bot.owner_id).where(
+        Bot.game == game, Bot.status == BotStatus.ACTIVE, Bot.paused_by.is_(None), Bot.retired_at.is_(None))).all()
+    return len(on), len({owner for owner, admin in on if not admin}) + sum(1 for _owner, admin in on if admin)
+
+
+def no_table_yet(session: Session, bot: Bot) -> str | None:
+    """Why no ladder of its game can seat a bot that has not played yet (its page and My bots say it), or None."""
+    players = session.scalar(select(func.min(Ladder.players)).where(Ladder.game == bot.game,
+                                                                    Ladder.status == LadderStatus.RUNNING))
+    if players is None:
+        return None
+    _bots, owners = bots_and_owners(session, bot.game)
+    if owners >= players:
+        return None
+    return (f"a table needs bots of {players} different owners, and the ladder has bots of {owners} "
+            "(two bots of one owner never share a table)")
+
+
 def ladder_state(session: Session, ladder: Ladder) -> dict[str, Any]:
     """What a leaderboard page shows of its ladder: running or paused, matches per hour now, how many of its
     bots are provisional, when the table was refitted, whether it has settled or still waits for bots."""
@@ -151,13 +173,7 @@ def ladder_state(session: Session, ladder: Ladder) -> dict[str, Any]:
         select(func.count().filter(Rating.provisional.is_(True)), func.count())
         .where(Rating.game == ladder.game, Rating.players == ladder.players)).one()
     fit = session.get(LeaderboardFit, (ladder.game, ladder.players))
-    on = session.execute(select(Bot.id, Bot.owner_id, Account.is_admin).join(Account, Account.id == Bot.owner_id).where(
-        Bot.game == ladder.game, Bot.status == BotStatus.ACTIVE, Bot.paused_by.is_(None),
-        Bot.retired_at.is_(None))).all()
-    bots = len(on)
-    # two bots of one owner never share a table (ladder_planner): a table needs bots of ``players`` owners, the
-    # arena's own bots counting one by one. One owner's four bots waited for ever, the page saying "full rate"
-    owners = len({owner for _id, owner, admin in on if not admin}) + sum(1 for _id, _owner, admin in on if admin)
+    bots, owners = bots_and_owners(session, ladder.game)
     return {
         "id": ladder.id, "game": ladder.game, "players": ladder.players, "status": ladder.status,
         "paused_reason": ladder.paused_reason, "tables": ladder.tables,

@@ -582,3 +582,11 @@ def test_regression_a_ladder_of_one_owners_bots_took_the_arenas_last_table_every
         states = {ladder.game: ladder_state(session, ladder) for ladder in session.scalars(select(Ladder))}
     assert states[GAME]["waiting"] and states[GAME]["bots"] == 4 and states[GAME]["owners"] == 1
     assert not states["pajarracos"]["waiting"]
+    from arena.services.bot_status import status
+
+    with context.db.session(readonly=True) as session:  # and each of the bots' pages says why
+        reason = status(session, session.scalar(select(Bot).where(Bot.name == "m0"))).reason
+        other = status(session, session.get(Bot, others[0])).reason
+    assert reason == ("waiting for its first rated match: a table needs bots of 3 different owners, and the ladder "
+                      "has bots of 1 (two bots of one owner never share a table)")
+    assert "owners" not in other
