@@ -45,7 +45,7 @@ def iso(moment: datetime | None) -> str | None:
 def record(session: Session, bot: Bot, kind: BotEventKind, at: datetime | None = None, **detail: Any) -> BotEvent:
     event = BotEvent(bot_id=bot.id, kind=str(kind), detail=detail, created_at=at or utcnow())
     session.add(event)
-    # back on the ladder: placed at once; waiting for a restart: what it owes and has not started cancelled at once
+    # back on the ladder: placed at once; waiting for a restart: no new table for it from the next tick
     if kind in (BotEventKind.RESUMED, BotEventKind.VERSION_PUBLISHED, BotEventKind.AWAITING_SECRET):
         ladder_wake.wake_after_commit(session)
     return event

@@ -1,5 +1,6 @@
 """What the ladder scheduler's terminal tells of the bots: each submission and what owners do (pause, resume,
-a new version, secret, URL or capacity, retirement, a new secret's wait), by bot name, from the bots' log.
+a new version, secret, URL or capacity, retirement, the wait for a restart with a new secret), by bot name,
+from the bots' log.
 
 These happen in the web app's process, whose terminal shows only requests; the scheduler's terminal is where an
 operator watches the ladder (``arena up``), and it said nothing of them: an operator could not tell why a new

@@ -84,11 +84,12 @@ def eligible(bot: Bot) -> bool:
 
 
 def owes_nothing(bot: Bot) -> bool:
-    """Off the ladder in a way that cancels the tables it owes and has not started: retired, on probation, or
-    waiting for its restart with a new secret. An owner's own pause (or disabling) does not: the tables it owes
-    are played, then it rests. Owed tables are public with their seats, so pausing on seeing one and resuming
-    after let an owner skip the opponents it would rather not meet (a red-team finding)."""
-    return bot.retired_at is not None or bot.paused_by in (PausedBy.PROBATION, PausedBy.NEW_SECRET)
+    """Off the ladder in a way that cancels the tables it owes and has not started: retired, or on probation.
+    What its owner does otherwise (a pause, disabling, a new secret and its wait) does not: the tables it owes
+    are played, then it rests. Owed tables are public with their seats, so pausing (or asking for a new secret)
+    on seeing one and resuming after let an owner skip the opponents it would rather not meet (red-team
+    findings). A new bot's wait owes nothing anyway."""
+    return bot.retired_at is not None or bot.paused_by == PausedBy.PROBATION
 
 
 def tick(session: Session, settings: Settings, deal_key: bytes, rng: random.Random,
