@@ -45,7 +45,7 @@ def fill(db: Database, bots: int, matches: int, rng: random.Random) -> None:
     with db.session() as session:
         ensure_ladders(session, settings)
         owners = [create_account(session, f"owner-{i}")[0] for i in range(bots)]  # one table may seat them all
-        rows = [Bot(owner_id=owners[i].id, name=f"b{i}", url=f"http://127.0.0.1:1/{i}", game=GAME, secret="s",
+        rows = [Bot(owner_id=owners[i].id, name=f"b{i}", url=f"http://127.0.0.1:{20000 + i}", game=GAME, secret="s",
                     info={}) for i in range(bots)]
         session.add_all(rows)
         session.flush()

@@ -62,6 +62,7 @@ import random
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -196,6 +197,31 @@ def pair_values(entrants: Sequence[Entrant], players: int) -> tuple[np.ndarray, 
 def _erfc(x: np.ndarray) -> np.ndarray:
     """Complementary error function on an array (numpy has none; math.erfc element-wise is exact)."""
     return np.vectorize(math.erfc, otypes=[float])(x)
+
+
+def seating_owners(bots: Sequence[tuple[int, int | None, str]]) -> dict[int, Hashable | None]:
+    """The owner each bot counts as at a table, from ``(bot id, owner id or None, URL)``: bots of one owner, and
+    bots served at one address (scheme, host and port) whoever submitted them, are one owner, so they never
+    share a table. A second account's bot at the same URL put one server behind two seats (a red-team review).
+    None: the arena's own bots, which may share tables. Two accounts serving from two ports stay apart only by
+    their account: the arena cannot see who runs a server."""
+    parent: dict[Hashable, Hashable] = {}
+
+    def root(node: Hashable) -> Hashable:
+        while parent.setdefault(node, node) != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    for _bot, owner, url in bots:
+        if owner is not None:
+            parent[root(("owner", owner))] = root(("server", _server(url)))
+    return {bot: (None if owner is None else root(("owner", owner))) for bot, owner, _url in bots}
+
+
+def _server(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{(parts.hostname or '').lower()}:{parts.port or ''}"
 
 
 def table_room(entrants: Sequence[Entrant], players: int) -> int:

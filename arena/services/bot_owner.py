@@ -54,12 +54,14 @@ def pause(session: Session, bot_id: int, account: Account, reason: Any = None) -
 
 def resume(db: Database, bot_id: int, account_id: int, settings: Settings,
            health_check: HealthCheck = default_health_check) -> dict[str, Any]:
-    """Back on the ladder. A bot on probation, or waiting to be restarted with a new secret, is health-checked
-    first (no transaction open) and stays paused, with the problems in the error, while it fails: the owner
-    need not wait for the back-off, nor for ``ARENA_LADDER_NEW_SECRET_S``."""
+    """Back on the ladder, after a health check (no transaction open): a bot that fails it stays paused, with
+    the problems in the error. So the owner need not wait for probation's back-off, nor for
+    ``ARENA_LADDER_NEW_SECRET_S``; and the check is made whatever paused the bot: a pause laid over probation
+    or over the wait for a restart, then a resume, put a dead bot back on the ladder with no check at all (a
+    red-team review)."""
     with db.session(readonly=True) as session:
         bot = _current(_owned_by_id(session, bot_id, account_id))
-        check_first = bot.paused_by in (PausedBy.PROBATION, PausedBy.NEW_SECRET)
+        check_first = bot.paused_by is not None or bot.status != BotStatus.ACTIVE
         url, secret, game = bot.url, bot.secret, bot.game
     if check_first:
         _health(url, secret, game, settings, health_check, "the bot still fails its health check")

@@ -35,6 +35,7 @@ from arena.domain.ladder_planner import (
     ladder_settled,
     pair_key,
     placing,
+    seating_owners,
     share_slots,
     table_room,
 )
@@ -134,10 +135,12 @@ def _entrants(session: Session, settings: Settings, ladder: Ladder, bots: dict[i
     ratings = {r.bot_id: r for r in session.scalars(select(Rating).where(Rating.game == ladder.game,
                                                                          Rating.players == ladder.players))}
     house = set(session.scalars(select(Account.id).where(Account.is_admin))) if on else set()
+    # the arena's own bots may share a table; one owner's, or one server's, may not
+    owners = seating_owners([(b.id, None if b.owner_id in house else b.owner_id, b.url) for b in on])
     entrants = []
     for bot in sorted(on, key=lambda b: b.id):
         free = max(0, capacity(bot, settings) - load.tables[bot.id])
-        owner = None if bot.owner_id in house else bot.owner_id  # the arena's own bots may share a table
+        owner = owners[bot.id]
         rating = ratings.get(bot.id)
         if rating is None:
             entrants.append(Entrant(bot.id, 1500.0, 1500.0 - UNRATED_HALF_WIDTH, 1500.0 + UNRATED_HALF_WIDTH,

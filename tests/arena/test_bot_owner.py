@@ -24,9 +24,25 @@ def test_an_owner_pause_waits_for_the_owner(database, settings) -> None:
         assert probation.failed_health_check(session, bot_id, ["x"], settings) is None  # probation leaves it be
     health = FakeHealth()
     data = bot_owner.resume(database, bot_id, owner, settings, health)
-    assert data["paused_by"] is None and health.calls == []  # an owner's pause needs no re-check
+    assert data["paused_by"] is None and health.calls == [("http://127.0.0.1:9001", "s" * 48)]  # checked first
     with database.session() as session:
         assert [e.kind for e in events(session, bot_id)] == [BotEventKind.RESUMED, BotEventKind.PAUSED]
+
+
+@pytest.mark.parametrize("under", [PausedBy.PROBATION, PausedBy.NEW_SECRET])
+def test_regression_a_pause_laid_over_probation_then_a_resume_skipped_the_check(database, settings, under) -> None:
+    """A second red-team review: an owner's pause replaced probation (or the wait for a restart with a new
+    secret), and a resume of an owner's pause checked nothing: pause, resume, and a dead bot was back on the
+    ladder at once. Every resume checks the bot first."""
+    owner, bot_id = owner_with_bot(database)
+    with database.session() as session:
+        session.get(Bot, bot_id).paused_by = under
+    with database.session() as session:
+        bot_owner.pause(session, bot_id, account(database, owner))
+    with pytest.raises(Invalid, match="still fails"):
+        bot_owner.resume(database, bot_id, owner, settings, FakeHealth(sick={"http://127.0.0.1:9001"}))
+    with database.session() as session:
+        assert session.get(Bot, bot_id).paused_by == PausedBy.OWNER
 
 
 def test_resuming_a_bot_on_probation_checks_it_first(database, settings) -> None:

@@ -43,7 +43,7 @@ def _bots(context, count: int, game: str = GAME, **fields) -> list[int]:
     with context.db.session() as session:
         start = session.scalar(select(func.count()).select_from(Bot)) or 0
         owners = [create_account(session, f"owner-{start + i}")[0] for i in range(count)]
-        bots = [Bot(owner_id=owners[i].id, name=f"b{start + i}", url=f"http://127.0.0.1:1/{i}", game=game,
+        bots = [Bot(owner_id=owners[i].id, name=f"b{start + i}", url=f"http://127.0.0.1:{20000 + start + i}", game=game,
                     secret="s", info={}, **fields) for i in range(count)]
         session.add_all(bots)
         session.flush()
@@ -590,3 +590,19 @@ def test_regression_a_ladder_of_one_owners_bots_took_the_arenas_last_table_every
     assert reason == ("waiting for its first rated match: a table needs bots of 3 different owners, and the ladder "
                       "has bots of 1 (two bots of one owner never share a table)")
     assert "owners" not in other
+
+
+def test_regression_two_accounts_bots_at_one_url_sat_at_one_table(context, ladder_settings) -> None:
+    """A second red-team review: the owner rule compared accounts only, so two accounts' bots at the same URL
+    (one server behind two seats) sat together at every rotation. Bots at one address never share a table."""
+    with context.db.session() as session:
+        for name, url in (("evil-a", "http://127.0.0.1:5402"), ("evil-b", "http://127.0.0.1:5402"),
+                          ("victim", "http://127.0.0.1:5403")):
+            owner, _ = create_account(session, f"account-{name}")
+            session.add(Bot(owner_id=owner.id, name=name, url=url, game=GAME, secret="s", info={}))
+    assert _tick(context, ladder_settings).tables == 0  # three bots, two servers: no table of three
+    _bots(context, 1)
+    assert _tick(context, ladder_settings).tables == 1
+    with context.db.session(readonly=True) as session:
+        seated = [session.get(Bot, b).name for b in _seats(context, _matches(context)[0].id)]
+    assert not {"evil-a", "evil-b"} <= set(seated)

@@ -299,3 +299,18 @@ def test_table_room_counts_what_the_owner_rule_lets_the_free_slots_fill() -> Non
     assert table_room(bots("a", 6) + bots("b", 1) + bots("c", 1), 3) == 1  # each table needs a b and a c
     assert table_room(bots(None, 6), 3) == 2  # the arena's own bots count one by one
     assert table_room(bots("a", 1, free=4) + bots("b", 1, free=4) + bots("c", 1, free=2), 3) == 2
+
+
+def test_regression_two_accounts_put_one_server_behind_two_seats() -> None:
+    """A second red-team review: two accounts submitted bots at the same URL and sat together at every
+    rotation of a table, one server seeing two hands. Bots served at one address count as one owner."""
+    from arena.domain.ladder_planner import seating_owners
+
+    owners = seating_owners([(1, 10, "http://127.0.0.1:5402"), (2, 11, "http://127.0.0.1:5402/"),
+                             (3, 12, "http://127.0.0.1:5403"), (4, 13, "http://127.0.0.1:5404"),
+                             (5, 13, "http://127.0.0.1:5403/other"), (6, None, "http://127.0.0.1:5402"),
+                             (7, None, "http://127.0.0.1:5402")])
+    assert owners[1] == owners[2]  # one server, two accounts
+    assert owners[3] == owners[4] == owners[5]  # account 13 serves at 5404 and at 5403, where account 12 is
+    assert owners[1] != owners[3]
+    assert owners[6] is None and owners[7] is None  # the arena's own bots may share a table
