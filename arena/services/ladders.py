@@ -15,6 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from arena.config import Settings, ladder_player_counts
+from arena.domain.ladder_planner import seating_owners
 from arena.services.errors import Forbidden, Invalid, NotFound, require_id
 from arena.storage.models import (
     Account,
@@ -145,12 +146,16 @@ def matches_per_hour(session: Session, ladder_id: int) -> int:
 
 
 def bots_and_owners(session: Session, game: str) -> tuple[int, int]:
-    """The game's bots on the ladder, and how many owners they have, the arena's own bots counting one by one.
-    Two bots of one owner never share a table (``ladder_planner``): a table needs bots of ``players`` owners.
+    """The game's bots on the ladder, and how many owners they have as a table counts them (``seating_owners``:
+    bots at one address are one owner), the arena's own bots one by one. Two bots of one owner never share a
+    table (``ladder_planner``): a table needs bots of ``players`` owners.
     One owner's four bots waited for ever, their ladder's page saying "full rate"."""
-    on = session.execute(select(Bot.owner_id, Account.is_admin).join(Account, Account.id == Bot.owner_id).where(
-        Bot.game == game, Bot.status == BotStatus.ACTIVE, Bot.paused_by.is_(None), Bot.retired_at.is_(None))).all()
-    return len(on), len({owner for owner, admin in on if not admin}) + sum(1 for _owner, admin in on if admin)
+    on = session.execute(select(Bot.id, Bot.owner_id, Account.is_admin, Bot.url)
+                         .join(Account, Account.id == Bot.owner_id)
+                         .where(Bot.game == game, Bot.status == BotStatus.ACTIVE, Bot.paused_by.is_(None),
+                                Bot.retired_at.is_(None))).all()
+    owners = seating_owners([(bot, None if admin else owner, url) for bot, owner, admin, url in on])
+    return len(on), len({o for o in owners.values() if o is not None}) + sum(o is None for o in owners.values())
 
 
 def no_table_yet(session: Session, bot: Bot) -> str | None:
