@@ -45,9 +45,10 @@ variants that lost):
 
 4. Who may sit together: never two bots of one owner (``Entrant.owner``). They could pool what each seat
    sees (one server behind both URLs sees two hands), gang up on the other seats or throw matches to each
-   other, and a table of one owner's bots would farm rating. The arena's own bots (its organizers': owner
-   None) may share tables, as the demo's graded bots do. An anchor with no table that keeps to this starts
-   none this tick.
+   other, and a table of one owner's bots would farm rating. Bots served at one address count as one owner
+   whoever submitted them (``seating_owners``). The arena's own bots (its organizers': owner None) may share
+   tables, as the demo's graded bots do. An anchor with no table that keeps to this starts none this tick,
+   and a ladder asks for no more tables than the rule lets its bots form (``table_room``).
 
 ``board_settled`` and ``ladder_settled`` say when no play would still move the table much: one definition
 with the leaderboard's ``settled`` (``arena.ratings.provisional.is_settled``), with hysteresis for a ladder
