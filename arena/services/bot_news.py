@@ -70,12 +70,15 @@ def news_since(session: Session, cursor: NewsCursor, limit: int = 200) -> tuple[
             news.awaiting.add(event.bot_id)
         if (line := news_line(event, name, game)) is not None:
             news.lines.append(line)
-    bot_id = max([cursor.bot_id, *(row[0] for row in bots)])
-    event_id = max([cursor.event_id, *(row[0].id for row in events)])
-    return NewsCursor(bot_id, event_id,
-                      frozenset(b for b in cursor.told_bots | {row[0] for row in bots} if b > bot_id - LOOKBACK),
-                      frozenset(e for e in cursor.told_events | {row[0].id for row in events}
-                                if e > event_id - LOOKBACK)), news
+    bot_id, told_bots = _onwards(cursor.bot_id, cursor.told_bots, {row[0] for row in bots})
+    event_id, told_events = _onwards(cursor.event_id, cursor.told_events, {row[0].id for row in events})
+    return NewsCursor(bot_id, event_id, told_bots, told_events), news
+
+
+def _onwards(newest: int, told: frozenset[int], seen: set[int]) -> tuple[int, frozenset[int]]:
+    """The newest id told and the ids told within ``LOOKBACK`` of it, once ``seen`` are told too."""
+    newest = max(newest, *seen) if seen else newest
+    return newest, frozenset(i for i in told | seen if i > newest - LOOKBACK)
 
 
 def news_line(event: BotEvent, name: str, game: str) -> str | None:

@@ -33,8 +33,19 @@ def _main_ratings(session: Session, bot_ids: list[int]) -> dict[int, Rating]:
 
 
 def status(session: Session, bot: Bot) -> BotLadderState:
-    rating = _main_ratings(session, [bot.id]).get(bot.id)
-    return ladder_state(bot, rating, no_table_yet(session, bot) if rating is None else None)
+    return _state(session, bot, _main_ratings(session, [bot.id]).get(bot.id))
+
+
+def _state(session: Session, bot: Bot, rating: Rating | None,
+           no_table: dict[str, str | None] | None = None) -> BotLadderState:
+    """The bot's ladder state; a bot that has not played is told why no ladder seats it, if none can
+    (``no_table``: what was found for each game already, when many bots are shown)."""
+    if rating is not None:
+        return ladder_state(bot, rating)
+    known = {} if no_table is None else no_table
+    if bot.game not in known:
+        known[bot.game] = no_table_yet(session, bot)
+    return ladder_state(bot, None, known[bot.game])
 
 
 def rating_json(rating: Rating | None) -> dict[str, Any] | None:
@@ -70,8 +81,7 @@ def events_json(session: Session, bot: Bot, owner_view: bool, limit: int = 30) -
 def bot_detail(session: Session, bot: Bot, viewer: Account | None) -> dict[str, Any]:
     """``GET /api/bots/<id>``: the bot, its ladder state and rating, and its versions."""
     rating = _main_ratings(session, [bot.id]).get(bot.id)
-    state = ladder_state(bot, rating, no_table_yet(session, bot) if rating is None else None)
-    return bot_json(bot, viewer) | {"ladder": state.to_json(), "rating": rating_json(rating),
+    return bot_json(bot, viewer) | {"ladder": _state(session, bot, rating).to_json(), "rating": rating_json(rating),
                                     "versions": versions_json(session, bot)}
 
 
@@ -95,11 +105,12 @@ def owner_bots(session: Session, account: Account, settings: Settings) -> list[d
     for b in bots:
         newest[lineage_of(b)] = max(newest.get(lineage_of(b), 0), b.version)
     rows = []
+    no_table: dict[str, str | None] = {}  # by game: one look for all its unrated bots
     for b in bots:
         rating = ratings.get(b.id)
         rows.append(bot_json(b, account) | {
-            "ladder": ladder_state(b, rating, no_table_yet(session, b) if rating is None else None).to_json(),
-            "rating": rating_json(rating), "faults": faults[b.id],
+            "ladder": _state(session, b, rating, no_table).to_json(), "rating": rating_json(rating),
+            "faults": faults[b.id],
             "newest": b.version == newest[lineage_of(b)], "effective_capacity": effective_capacity(b, settings),
             "max_capacity": settings.ladder_max_capacity})
     rows.sort(key=lambda r: (not r["newest"], r["retired_at"] is not None, r["name"].lower(), -r["version_number"]))

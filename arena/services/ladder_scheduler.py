@@ -35,16 +35,14 @@ from arena.domain.ladder_planner import (
     ladder_settled,
     pair_key,
     placing,
-    seating_owners,
     share_slots,
     table_room,
 )
 from arena.services import ladder_tables, probation
 from arena.services.bot_owner import effective_capacity as capacity
 from arena.services.ladder_tables import Load, aware
-from arena.services.ladders import effective_settings
+from arena.services.ladders import effective_settings, table_owners
 from arena.storage.models import (
-    Account,
     Bot,
     BotStatus,
     Ladder,
@@ -134,9 +132,7 @@ def _entrants(session: Session, settings: Settings, ladder: Ladder, bots: dict[i
     on = [bot for bot in bots.values() if bot.game == ladder.game and eligible(bot)]
     ratings = {r.bot_id: r for r in session.scalars(select(Rating).where(Rating.game == ladder.game,
                                                                          Rating.players == ladder.players))}
-    house = set(session.scalars(select(Account.id).where(Account.is_admin))) if on else set()
-    # the arena's own bots may share a table; one owner's, or one server's, may not
-    owners = seating_owners([(b.id, None if b.owner_id in house else b.owner_id, b.url) for b in on])
+    owners = table_owners(session, on)  # the arena's own bots may share a table; one owner's, or one server's, not
     entrants = []
     for bot in sorted(on, key=lambda b: b.id):
         free = max(0, capacity(bot, settings) - load.tables[bot.id])

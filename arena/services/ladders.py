@@ -7,6 +7,7 @@ A ladder's ``settings`` hold an organizer's overrides of the ``ARENA_LADDER_*`` 
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from datetime import timedelta
 from typing import Any
 
@@ -150,12 +151,17 @@ def bots_and_owners(session: Session, game: str) -> tuple[int, int]:
     bots at one address are one owner), the arena's own bots one by one. Two bots of one owner never share a
     table (``ladder_planner``): a table needs bots of ``players`` owners.
     One owner's four bots waited for ever, their ladder's page saying "full rate"."""
-    on = session.execute(select(Bot.id, Bot.owner_id, Account.is_admin, Bot.url)
-                         .join(Account, Account.id == Bot.owner_id)
-                         .where(Bot.game == game, Bot.status == BotStatus.ACTIVE, Bot.paused_by.is_(None),
-                                Bot.retired_at.is_(None))).all()
-    owners = seating_owners([(bot, None if admin else owner, url) for bot, owner, admin, url in on])
+    on = list(session.scalars(select(Bot).where(Bot.game == game, Bot.status == BotStatus.ACTIVE,
+                                                Bot.paused_by.is_(None), Bot.retired_at.is_(None))))
+    owners = table_owners(session, on)
     return len(on), len({o for o in owners.values() if o is not None}) + sum(o is None for o in owners.values())
+
+
+def table_owners(session: Session, bots: list[Bot]) -> dict[int, Hashable | None]:
+    """The owner each bot counts as at a ladder table (``ladder_planner.seating_owners``): None for the arena's
+    own bots (an organizer's), which may share tables; one owner, or one address, for the others."""
+    house = set(session.scalars(select(Account.id).where(Account.is_admin))) if bots else set()
+    return seating_owners([(b.id, None if b.owner_id in house else b.owner_id, b.url) for b in bots])
 
 
 def no_table_yet(session: Session, bot: Bot) -> str | None:

@@ -60,7 +60,7 @@ class Recheck:
             return f"{bot} " + ("restarted with its secret: on the ladder" if self.new_secret
                             else "passed its re-check: back on the ladder")
         at = f"{self.recheck_at:%H:%M:%S} UTC" if self.recheck_at is not None else "soon"
-        if self.new_secret and self.problems == [NOT_RESTARTED]:
+        if self.not_restarted:
             return (f"{bot} still answers unsigned requests: not restarted with its secret yet (no strike); "
                     f"looked at again at {at}")
         if self.new_secret:
